@@ -1,0 +1,420 @@
+// The plugin chain runner and the failover loop. Request hooks run in chain order; response,
+// stream and done hooks in reverse. A GatewayError stops the chain and is rendered once, in the
+// client's format. `onDone` runs exactly once per request for every plugin.
+import { performance } from 'node:perf_hooks';
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { GatewayConfig } from './config-types.js';
+import type { Offer, Outcome, RequestContext } from './context.js';
+import { GatewayError, errorBody, errorEvent, toGatewayError, unavailable } from './errors.js';
+import type { Plugin, StreamHook, UpstreamRequest } from './plugin.js';
+import { StreamEvent } from './plugin.js';
+import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
+import type { Breakers } from './breaker.js';
+import { SseParser, formatEvent } from './sse.js';
+import { classifyEvent, credentialHeaders, eventErrorMessage, upstreamErrorMessage, upstreamPath } from './wire.js';
+import type { Logger } from './log.js';
+
+/** Upstream statuses that move the request to the next offer (before the first byte). */
+const FAILOVER_STATUS = new Set([401, 403, 404, 408, 409, 429]);
+const isFailoverStatus = (s: number) => s >= 500 || FAILOVER_STATUS.has(s);
+
+/** Largest non-streamed upstream body we accept (error bodies and JSON answers). */
+const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
+
+/** Why an attempt failed, for history and for the 503 message. */
+class AttemptFailed extends Error {
+  constructor(
+    readonly reason: string,
+    readonly status?: number,
+  ) {
+    super(reason);
+  }
+}
+
+class ClientGone extends Error {
+  constructor() {
+    super('client closed the connection');
+  }
+}
+
+export interface ChainDeps {
+  config: GatewayConfig;
+  transports: Transports;
+  breakers: Breakers;
+  log: Logger;
+}
+
+type AttemptResult = 'done' | AttemptFailed;
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | number> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+export function sendError(res: ServerResponse, ctx: Pick<RequestContext, 'clientFormat'>, err: GatewayError): void {
+  const headers: Record<string, string | number> = {};
+  if (err.retryAfter !== undefined) headers['retry-after'] = err.retryAfter;
+  sendJson(res, err.status, errorBody(err, ctx.clientFormat), headers);
+}
+
+export class Chain {
+  private readonly reversed: Plugin[];
+
+  constructor(
+    readonly plugins: Plugin[],
+    private readonly deps: ChainDeps,
+  ) {
+    this.reversed = [...plugins].reverse();
+  }
+
+  /** Run one request to its end. Never throws. */
+  async handle(ctx: RequestContext, res: ServerResponse): Promise<void> {
+    try {
+      for (const p of this.plugins) {
+        if (p.onRequest) {
+          const r = p.onRequest(ctx);
+          if (r) await r;
+        }
+      }
+      if (ctx.reply) {
+        ctx.status = ctx.reply.status;
+        sendJson(res, ctx.reply.status, ctx.reply.body);
+      } else await this.proxy(ctx, res);
+    } catch (e) {
+      if (!(e instanceof ClientGone)) this.fail(ctx, res, e);
+    }
+    const outcome: Outcome = ctx.signal.aborted && !res.writableFinished ? 'client_gone' : ctx.error ? 'error' : 'ok';
+    for (const p of this.reversed) {
+      if (!p.onDone) continue;
+      try {
+        const r = p.onDone(ctx, outcome);
+        if (r) await r;
+      } catch (e) {
+        this.deps.log('error', 'onDone hook failed', { plugin: p.name, request_id: ctx.id, err: e });
+      }
+    }
+  }
+
+  private fail(ctx: RequestContext, res: ServerResponse, e: unknown): void {
+    const err = toGatewayError(e);
+    if (err.status >= 500 && !(e instanceof GatewayError)) this.deps.log('error', 'request failed', { request_id: ctx.id, err: e });
+    ctx.error = err;
+    if (!res.headersSent) {
+      ctx.status = err.status;
+      sendError(res, ctx, err);
+    } else if (!res.writableEnded) {
+      res.end(errorEvent(err, ctx.clientFormat));
+    }
+  }
+
+  /** Try the candidates in order until one answers; before the first byte only. */
+  private async proxy(ctx: RequestContext, res: ServerResponse): Promise<void> {
+    const { breakers } = this.deps;
+    for (const offer of ctx.candidates) {
+      if (ctx.signal.aborted) throw new ClientGone();
+      if (!breakers.tryAcquire(offer.listing)) {
+        ctx.attempts.push({ listing: offer.listing, outcome: 'skipped', reason: 'cooling down after repeated failures', durationMs: 0 });
+        continue;
+      }
+      const started = performance.now();
+      let result: AttemptResult;
+      try {
+        result = await this.attempt(ctx, res, offer);
+      } catch (e) {
+        // The attempt ended the request (client gone, a client error from the upstream, a broken stream).
+        if (e instanceof ClientGone) breakers.abandon(offer.listing);
+        else if (e instanceof GatewayError && e.status < 500) breakers.success(offer.listing);
+        if (!ctx.attempts.some((a) => a.listing === offer.listing && a.outcome === 'ok'))
+          ctx.attempts.push({
+            listing: offer.listing,
+            outcome: 'failed',
+            status: e instanceof GatewayError ? e.status : undefined,
+            reason: (e as Error).message,
+            durationMs: performance.now() - started,
+          });
+        throw e;
+      }
+      const durationMs = performance.now() - started;
+      if (result === 'done') {
+        ctx.attempts.push({ listing: offer.listing, outcome: 'ok', status: 200, durationMs });
+        return;
+      }
+      breakers.failure(offer.listing);
+      ctx.attempts.push({ listing: offer.listing, outcome: 'failed', status: result.status, reason: result.reason, durationMs });
+    }
+    const waitMs = Math.min(...ctx.candidates.map((o) => breakers.reopensIn(o.listing)));
+    const tried = ctx.attempts.map((a) => `${a.listing}: ${a.reason ?? a.outcome}`).join('; ');
+    throw unavailable(
+      'no_offer_available',
+      `No offer for model ${ctx.model?.id ?? ctx.body.model} could serve this request (${tried}). Retry later.`,
+      Math.max(1, Math.ceil(waitMs / 1000)),
+    );
+  }
+
+  private buildUpstream(ctx: RequestContext, offer: Offer): UpstreamRequest {
+    const format = offer.provider.format;
+    const up: UpstreamRequest = { offer, format, path: upstreamPath(format, ctx.route), body: ctx.body, headers: {} };
+    for (const p of this.plugins) p.onAttempt?.(ctx, up);
+    if (up.body === ctx.body) up.body = { ...ctx.body }; // never change the client's body: failover reuses it
+    up.body.model = offer.upstreamModel;
+    return up;
+  }
+
+  private send(ctx: RequestContext, res: ServerResponse, up: UpstreamRequest): UpstreamCall {
+    const payload = Buffer.from(JSON.stringify(up.body));
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'content-length': String(payload.length),
+      accept: ctx.stream ? 'text/event-stream' : 'application/json',
+      'user-agent': 'llm-gateway/0.1',
+      ...up.headers,
+      ...credentialHeaders(up.offer.provider),
+    };
+    const beta = ctx.req.headers['anthropic-beta'];
+    if (up.format === 'messages' && typeof beta === 'string') headers['anthropic-beta'] = beta;
+    return this.deps.transports.send({ provider: up.offer.provider, path: up.path, headers, body: payload }, res);
+  }
+
+  /** One offer. Resolves 'done' when the answer was sent, or the failure to fail over from. */
+  private async attempt(ctx: RequestContext, res: ServerResponse, offer: Offer): Promise<AttemptResult> {
+    const up = this.buildUpstream(ctx, offer);
+    const call = this.send(ctx, res, up);
+    const onClientGone = () => call.abort(new ClientGone());
+    ctx.signal.addEventListener('abort', onClientGone, { once: true });
+    const { first_byte_timeout_ms } = this.deps.config.upstream;
+    const timer = setTimeout(() => call.abort(new AttemptFailed(`no response headers within ${first_byte_timeout_ms} ms`)), first_byte_timeout_ms);
+    try {
+      let upRes: UpstreamResponse;
+      try {
+        upRes = await call.response;
+      } catch (e) {
+        if (ctx.signal.aborted) throw new ClientGone();
+        return e instanceof AttemptFailed ? e : new AttemptFailed(describeNetworkError(e));
+      } finally {
+        clearTimeout(timer);
+      }
+      if (upRes.status < 200 || upRes.status > 299) return await this.upstreamError(ctx, call, upRes);
+      if (!ctx.stream) return await this.whole(ctx, res, call, up, upRes);
+      const type = String(upRes.headers['content-type'] ?? '');
+      if (!type.includes('text/event-stream')) {
+        call.abort(new AttemptFailed('not a stream'));
+        return new AttemptFailed(`upstream answered a stream request with ${type || 'no content type'}`);
+      }
+      return await this.stream(ctx, res, call, up, upRes.body);
+    } finally {
+      ctx.signal.removeEventListener('abort', onClientGone);
+    }
+  }
+
+  /** Read a whole upstream body, failing on idle timeout, size or reset. */
+  private readAll(ctx: RequestContext, call: UpstreamCall, body: Readable): Promise<Buffer> {
+    const idleMs = this.deps.config.upstream.idle_timeout_ms;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let timer = setTimeout(onIdle, idleMs);
+      function onIdle() {
+        call.abort(new AttemptFailed(`upstream body idle for ${idleMs} ms`));
+      }
+      body.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_UPSTREAM_BODY) return call.abort(new AttemptFailed('upstream body too large'));
+        chunks.push(c);
+        timer.refresh();
+      });
+      body.once('end', () => {
+        clearTimeout(timer);
+        resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      });
+      body.once('error', (e) => {
+        clearTimeout(timer);
+        reject(ctx.signal.aborted ? new ClientGone() : e instanceof AttemptFailed ? e : new AttemptFailed(`upstream body: ${describeNetworkError(e)}`));
+      });
+      body.once('close', () => {
+        if (!body.readableEnded) {
+          clearTimeout(timer);
+          reject(ctx.signal.aborted ? new ClientGone() : new AttemptFailed('upstream connection closed before the body ended'));
+        }
+      });
+    });
+  }
+
+  private async upstreamError(ctx: RequestContext, call: UpstreamCall, upRes: UpstreamResponse): Promise<AttemptResult> {
+    let text = '';
+    try {
+      text = (await this.readAll(ctx, call, upRes.body)).toString('utf8');
+    } catch (e) {
+      if (e instanceof ClientGone) throw e;
+    }
+    const message = upstreamErrorMessage(text);
+    if (isFailoverStatus(upRes.status)) return new AttemptFailed(`upstream ${upRes.status}: ${message}`, upRes.status);
+    // The upstream judged the request itself bad: that is the client's answer, in the client's format.
+    throw new GatewayError(upRes.status, upRes.status === 413 ? 'request_too_large' : 'invalid_request_error', 'upstream_rejected', `The upstream provider rejected the request: ${message}`);
+  }
+
+  private async whole(ctx: RequestContext, res: ServerResponse, call: UpstreamCall, up: UpstreamRequest, upRes: UpstreamResponse): Promise<AttemptResult> {
+    let raw: Buffer;
+    try {
+      raw = await this.readAll(ctx, call, upRes.body);
+    } catch (e) {
+      if (e instanceof ClientGone) throw e;
+      return e as AttemptFailed;
+    }
+    let body: any;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return new AttemptFailed('upstream answered with a body that is not JSON');
+    }
+    if (body === null || typeof body !== 'object') return new AttemptFailed('upstream answered with a body that is not a JSON object');
+    for (const p of this.reversed) {
+      if (!p.onResponseBody) continue;
+      const r = p.onResponseBody(ctx, body, up);
+      if (r !== undefined) body = r;
+    }
+    this.deps.breakers.success(up.offer.listing);
+    ctx.offer = up.offer;
+    ctx.status = 200;
+    ctx.firstByteAt = performance.now();
+    sendJson(res, 200, body, { 'x-service-listing': up.offer.listing });
+    return 'done';
+  }
+
+  /**
+   * Relay an SSE stream event by event. Nothing reaches the client until the stream commits (first
+   * output event or the commit timeout); until then any failure moves on to the next offer.
+   */
+  private stream(ctx: RequestContext, res: ServerResponse, call: UpstreamCall, up: UpstreamRequest, body: Readable): Promise<AttemptResult> {
+    const { idle_timeout_ms, commit_timeout_ms } = this.deps.config.upstream;
+    const hooks: StreamHook[] = [];
+    for (const p of this.reversed) {
+      const h = p.onStream?.(ctx, up);
+      if (h) hooks.push(h);
+    }
+    const parser = new SseParser();
+    const clientFormat = ctx.clientFormat;
+    let committed = false;
+    let pending = '';
+    let sawEvent = false;
+    let settled = false;
+
+    return new Promise<AttemptResult>((resolve, reject) => {
+      const idle = setTimeout(() => fail(`upstream stream idle for ${idle_timeout_ms} ms`), idle_timeout_ms);
+      const commitTimer = setTimeout(() => commit(), commit_timeout_ms);
+
+      const finish = (result: AttemptResult | Error, ok: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(idle);
+        clearTimeout(commitTimer);
+        res.off('drain', onDrain);
+        if (ok) resolve(result as AttemptResult);
+        else reject(result);
+      };
+
+      const write = (text: string) => {
+        if (!text) return;
+        if (!committed) {
+          pending += text;
+          return;
+        }
+        if (!res.write(text)) body.pause();
+      };
+      const onDrain = () => body.resume();
+      res.on('drain', onDrain);
+
+      function commit() {
+        if (committed || settled) return;
+        committed = true;
+        clearTimeout(commitTimer);
+        ctx.offer = up.offer;
+        ctx.status = 200;
+        res.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+          'x-service-listing': up.offer.listing,
+        });
+        ctx.firstByteAt = performance.now();
+        const text = pending;
+        pending = '';
+        if (text) res.write(text);
+        else res.flushHeaders();
+      }
+
+      /** Pass events through hooks[from..] and write what comes out. */
+      const run = (evs: StreamEvent[], from: number) => {
+        let cur = evs;
+        for (let i = from; i < hooks.length && cur.length > 0; i++) {
+          const next: StreamEvent[] = [];
+          for (const ev of cur) {
+            const out = hooks[i].onEvent(ev);
+            if (out === undefined) continue;
+            if (Array.isArray(out)) next.push(...out);
+            else next.push(out);
+          }
+          cur = next;
+        }
+        let text = '';
+        for (const ev of cur) text += formatEvent(ev);
+        write(text);
+      };
+
+      const fail = (reason: string) => {
+        if (settled) return;
+        call.abort(new AttemptFailed(reason));
+        if (ctx.signal.aborted) return finish(new ClientGone(), false);
+        if (!committed) return finish(new AttemptFailed(reason), true);
+        // After the first byte the offer is fixed: tell the client in its own format and end.
+        this.deps.breakers.failure(up.offer.listing);
+        const err = new GatewayError(502, 'api_error', 'upstream_stream_error', `The upstream stream broke: ${reason}`);
+        ctx.error = err;
+        res.end(errorEvent(err, clientFormat));
+        finish(err, false);
+      };
+
+      body.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        idle.refresh();
+        for (const raw of parser.push(chunk)) {
+          const ev = new StreamEvent(raw);
+          const kind = classifyEvent(up.format, ev);
+          if (kind === 'error') return fail(`upstream error event: ${eventErrorMessage(ev)}`);
+          if (kind === 'malformed') return fail('upstream sent a malformed event');
+          sawEvent = true;
+          if (kind === 'output' && !committed) commit();
+          run([ev], 0);
+        }
+      });
+      body.once('end', () => {
+        if (settled) return;
+        for (const raw of parser.end()) run([new StreamEvent(raw)], 0);
+        if (!sawEvent) return fail('upstream stream ended without any event');
+        for (let i = 0; i < hooks.length; i++) {
+          const tail = hooks[i].onEnd?.();
+          if (tail && tail.length) run(tail, i + 1);
+        }
+        commit();
+        this.deps.breakers.success(up.offer.listing);
+        res.end();
+        finish('done', true);
+      });
+      body.once('error', (e) => fail(e instanceof AttemptFailed ? e.reason : describeNetworkError(e)));
+      body.once('close', () => {
+        if (!body.readableEnded) fail('upstream connection closed mid-stream');
+      });
+    });
+  }
+}
+
+function describeNetworkError(e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code) return `${err.code}${err.message && !err.message.includes(err.code) ? ` (${err.message})` : ''}`;
+  return err?.message ?? String(e);
+}

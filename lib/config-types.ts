@@ -1,0 +1,93 @@
+// Shapes of the operator config file (see config/gateway.schema.json, which validates them).
+export type WireFormat = 'chat' | 'messages';
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  body_limit_bytes: number;
+  headers_timeout_ms: number;
+  request_timeout_ms: number;
+  keep_alive_timeout_ms: number;
+  shutdown_grace_ms: number;
+}
+
+export interface UpstreamConfig {
+  /** No response headers within this → next offer. */
+  first_byte_timeout_ms: number;
+  /** No bytes for this long on a streaming or non-streaming body → the attempt fails. */
+  idle_timeout_ms: number;
+  /** A stream commits to its offer at its first output event, or after this long. */
+  commit_timeout_ms: number;
+  max_sockets_per_provider: number;
+}
+
+export interface BreakerConfig {
+  failure_threshold: number;
+  cooldown_ms: number;
+}
+
+export interface ProviderConfig {
+  id: string;
+  format: WireFormat;
+  /** messages: without /v1; chat: with /v1. Ignored when `simulated` is true. */
+  base_url: string;
+  api_key?: string;
+  http2?: boolean;
+  /** Served by the in-process simulated provider (base_url is filled in at start). */
+  simulated?: boolean;
+  anthropic_version?: string;
+}
+
+export interface ModelConfig {
+  id: string;
+  display_name?: string;
+  context_window: number;
+  max_output_tokens: number;
+  created?: string;
+}
+
+export interface PriceConfig {
+  input: number;
+  output: number;
+  cache_read?: number;
+  cache_write?: number;
+}
+
+export interface SupportsConfig {
+  tools: boolean;
+  images: boolean;
+  reasoning: boolean;
+  json_schema: boolean;
+}
+
+export interface OfferConfig {
+  listing: string;
+  model: string;
+  provider: string;
+  upstream_model: string;
+  price: PriceConfig;
+  max_output_tokens?: number;
+  subscription?: boolean;
+  supports?: Partial<SupportsConfig>;
+}
+
+export interface DemoConfig {
+  /** On an empty database, create a demo account with credit and print a one-time key. */
+  enabled: boolean;
+  email: string;
+  credit_usd: number;
+}
+
+export interface GatewayConfig {
+  server: ServerConfig;
+  storage: { sqlite: string; commit_interval_ms: number };
+  upstream: UpstreamConfig;
+  breaker: BreakerConfig;
+  plugins: string[];
+  demo: DemoConfig;
+  providers: ProviderConfig[];
+  models: ModelConfig[];
+  offers: OfferConfig[];
+  /** Where the config came from (for SIGHUP reload and messages). */
+  source?: string;
+}

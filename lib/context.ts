@@ -1,0 +1,124 @@
+// Per-request state shared by the core and the plugins.
+import type { IncomingMessage } from 'node:http';
+import type { GatewayError } from './errors.js';
+import type { ModelConfig, ProviderConfig, SupportsConfig, WireFormat } from './config-types.js';
+
+export type Route = 'chat' | 'messages' | 'count_tokens' | 'models';
+
+/** Prices in nano-USD (1e-9 USD) per token: exact integers. */
+export interface UnitPrices {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface Provider extends ProviderConfig {
+  /** Resolved base URL (the simulator's address for simulated providers). */
+  url: URL;
+}
+
+/** An offer as the running gateway sees it: config resolved and prices in integers. */
+export interface Offer {
+  listing: string;
+  model: ModelConfig;
+  provider: Provider;
+  upstreamModel: string;
+  prices: UnitPrices;
+  /** The lower of the offer's and the model's output ceiling. */
+  maxOutputTokens: number;
+  subscription: boolean;
+  supports: SupportsConfig;
+}
+
+export type Feature = keyof SupportsConfig;
+
+/** Token counts in the messages format's sense: `input` excludes cache reads and writes. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export type AttemptOutcome = 'ok' | 'failed' | 'skipped';
+
+export interface Attempt {
+  listing: string;
+  outcome: AttemptOutcome;
+  status?: number;
+  /** Short reason, e.g. "connect ECONNREFUSED", "upstream 503", "error event before output". */
+  reason?: string;
+  durationMs: number;
+}
+
+export type Outcome = 'ok' | 'error' | 'client_gone';
+
+/** Who is calling and what they may use (set by the auth plugin). */
+export interface AuthInfo {
+  accountId: number;
+  keyId: number;
+  /** The key's allowed-model list; null = any. */
+  keyAllowedModels: string[] | null;
+  monthlyLimitNano: number | null;
+  /** The account's routing settings. */
+  routing: RoutingSettings;
+}
+
+export interface RoutingSettings {
+  /** Allowed models; null = any. */
+  allow: string[] | null;
+  deny: string[];
+  /** Price caps in nano-USD per token (same unit as UnitPrices); null = no cap. */
+  priceCapInput: number | null;
+  priceCapOutput: number | null;
+}
+
+/** A complete answer produced by a plugin instead of an upstream call (models list, local token count). */
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+export interface RequestContext {
+  readonly id: string;
+  readonly route: Route;
+  /** The wire format the client speaks (models: chosen by the version header). */
+  readonly clientFormat: WireFormat;
+  readonly req: IncomingMessage;
+  /** Date.now() at arrival. */
+  readonly receivedAt: number;
+  /** performance.now() at arrival. */
+  readonly startedAt: number;
+  /** Aborted when the client goes away before the response ended. */
+  readonly signal: AbortSignal;
+
+  rawBody: Buffer;
+  /** The parsed JSON body (set by schema-check; parsed once). */
+  body: Record<string, any>;
+  stream: boolean;
+
+  model?: ModelConfig;
+  /** Usable offers, cheapest first for this request (set by offer-pick, narrowed by later plugins). */
+  candidates: Offer[];
+  features: Set<Feature>;
+  estimatedInputTokens: number;
+  /** Output tokens the request may produce (after defaults and subscription minimum). */
+  outputBudget: number;
+
+  auth?: AuthInfo;
+  attempts: Attempt[];
+  /** The offer that served (committed) the response. */
+  offer?: Offer;
+  /** Usage as charged (set by metering). */
+  usage?: Usage;
+  /** Final HTTP status sent to the client. */
+  status?: number;
+  error?: GatewayError;
+  /** performance.now() when the first response byte was written. */
+  firstByteAt?: number;
+  /** Set by a plugin to answer without an upstream call; the core sends it after the request hooks. */
+  reply?: Reply;
+  /** Per-plugin scratch space, keyed by plugin name. */
+  state: Record<string, unknown>;
+}

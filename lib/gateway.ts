@@ -1,0 +1,106 @@
+// Assembles a running gateway from a config: the in-process simulator (when a provider asks for it),
+// the store, the plugin chain, the transports and the HTTP server. Reload swaps the chain for new
+// requests; requests in flight finish on the chain they started with.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { GatewayConfig } from './config-types.js';
+import { Chain } from './chain.js';
+import { Breakers } from './breaker.js';
+import { Transports } from './proxy.js';
+import { resolveOffers } from './offers.js';
+import { GatewayServer, type PageHandler } from './server.js';
+import { stderrLogger, type Logger } from './log.js';
+import type { Plugin, PluginEnv } from './plugin.js';
+import { pluginFactories } from '../plugins/index.js';
+import { startSimulator, type Simulator } from './simulator/index.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/types.js';
+import { ensureDemoAccount } from './store/demo.js';
+import { openApiPage } from './openapi-page.js';
+
+export interface GatewayOptions {
+  log?: Logger;
+  /** Use this store instead of opening config.storage.sqlite (tests). */
+  store?: Store;
+  /** Clock for month boundaries and holds (tests). */
+  clock?: () => number;
+  /** Extra GET pages (the dashboard). */
+  pages?: PageHandler[];
+}
+
+export interface Gateway {
+  url: string;
+  config: GatewayConfig;
+  store: Store;
+  simulator?: Simulator;
+  /** The demo API key printed on first run, if one was made. */
+  demoKey: string | null;
+  reload(next: GatewayConfig): Promise<void>;
+  close(): Promise<void>;
+}
+
+function buildChain(config: GatewayConfig, env: PluginEnv, deps: { transports: Transports; breakers: Breakers; log: Logger }): Chain {
+  const plugins: Plugin[] = config.plugins.map((name) => {
+    const factory = pluginFactories[name];
+    if (!factory) throw new Error(`unknown plugin "${name}"`);
+    return factory(env);
+  });
+  return new Chain(plugins, { config, ...deps });
+}
+
+export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
+  const log = opts.log ?? stderrLogger;
+  let simulator: Simulator | undefined;
+  const ensureSimulator = async (cfg: GatewayConfig) => {
+    if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
+  };
+  await ensureSimulator(config);
+
+  let store = opts.store;
+  const ownsStore = !store;
+  if (!store) {
+    const file = resolve(config.storage.sqlite);
+    mkdirSync(dirname(file), { recursive: true });
+    store = openStore(config, { clock: opts.clock });
+  }
+  const demoKey = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
+
+  const transports = new Transports(config.upstream.max_sockets_per_provider);
+  const breakers = new Breakers(config.breaker);
+  const make = (cfg: GatewayConfig) =>
+    buildChain(cfg, { config: cfg, offersByModel: resolveOffers(cfg, simulator?.url), store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log });
+  let current = { config, chain: make(config) };
+
+  const server = new GatewayServer({
+    chain: () => current.chain,
+    config: () => current.config.server,
+    pages: [openApiPage, ...(opts.pages ?? [])],
+    onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
+  });
+  const url = await server.listen(config.server.port, config.server.host);
+
+  const gateway: Gateway = {
+    url,
+    config,
+    store,
+    simulator,
+    demoKey,
+    async reload(next) {
+      await ensureSimulator(next);
+      const chain = make(next);
+      breakers.reconfigure(next.breaker);
+      if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
+        log('warn', 'server.host/port changes need a restart; keeping the current address');
+      current = { config: next, chain };
+      gateway.config = next;
+    },
+    async close() {
+      await server.shutdown(current.config.server.shutdown_grace_ms);
+      for (const p of current.chain.plugins) await p.close?.();
+      transports.close();
+      if (ownsStore) await store!.close();
+      await simulator?.close();
+    },
+  };
+  return gateway;
+}

@@ -1,0 +1,48 @@
+// Offers from the config, resolved for the running gateway: integer prices, effective output
+// ceilings, provider URLs. Built once per config load.
+import type { GatewayConfig, PriceConfig } from './config-types.js';
+import type { Offer, Provider, UnitPrices } from './context.js';
+
+/** USD per million tokens (≤ 3 decimals) → nano-USD per token, exactly. */
+export function usdPerMillionToNanoPerToken(usdPerMillion: number): number {
+  const nano = Math.round(usdPerMillion * 1000);
+  if (Math.abs(nano - usdPerMillion * 1000) > 1e-6) throw new Error(`price ${usdPerMillion} has more than 3 decimals`);
+  return nano;
+}
+
+export function unitPrices(p: PriceConfig): UnitPrices {
+  return {
+    input: usdPerMillionToNanoPerToken(p.input),
+    output: usdPerMillionToNanoPerToken(p.output),
+    // A missing cache price bills those tokens as plain input (what they would have cost uncached).
+    cacheRead: usdPerMillionToNanoPerToken(p.cache_read ?? p.input),
+    cacheWrite: usdPerMillionToNanoPerToken(p.cache_write ?? p.input),
+  };
+}
+
+/** Offers grouped by model id. `simulatorUrl` is the in-process simulator's address, if one runs. */
+export function resolveOffers(cfg: GatewayConfig, simulatorUrl?: string): Map<string, Offer[]> {
+  const providers = new Map<string, Provider>();
+  for (const p of cfg.providers) {
+    const base = p.simulated ? (p.format === 'chat' ? `${simulatorUrl}/v1` : simulatorUrl) : p.base_url;
+    if (!base) throw new Error(`provider ${p.id} is simulated but no simulator is running`);
+    providers.set(p.id, { ...p, url: new URL(base.replace(/\/+$/, '')) });
+  }
+  const models = new Map(cfg.models.map((m) => [m.id, m]));
+  const byModel = new Map<string, Offer[]>();
+  for (const m of cfg.models) byModel.set(m.id, []);
+  for (const o of cfg.offers) {
+    const model = models.get(o.model)!;
+    byModel.get(o.model)!.push({
+      listing: o.listing,
+      model,
+      provider: providers.get(o.provider)!,
+      upstreamModel: o.upstream_model,
+      prices: unitPrices(o.price),
+      maxOutputTokens: Math.min(o.max_output_tokens ?? model.max_output_tokens, model.max_output_tokens),
+      subscription: o.subscription ?? false,
+      supports: { tools: true, images: true, reasoning: true, json_schema: true, ...o.supports },
+    });
+  }
+  return byModel;
+}

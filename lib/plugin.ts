@@ -1,0 +1,113 @@
+// The plugin contract. Request hooks run in chain order; response and stream hooks in reverse
+// (as in Envoy's filter chain): the plugin nearest the upstream sees the provider's own output first.
+import type { RequestContext, Offer, Outcome } from './context.js';
+import type { WireFormat } from './config-types.js';
+import type { GatewayConfig } from './config-types.js';
+import type { SseEvent } from './sse.js';
+
+/** What the proxy sends to one offer. Built fresh for each attempt. */
+export interface UpstreamRequest {
+  offer: Offer;
+  /** The wire format of this upstream (the offer's provider format). */
+  format: WireFormat;
+  /** Path below the provider's base URL, e.g. "/v1/messages" or "/chat/completions". */
+  path: string;
+  /** The JSON body to send; serialized once after all onAttempt hooks ran. */
+  body: Record<string, any>;
+  /** Extra upstream headers (credentials and the allowlist are added by the core). */
+  headers: Record<string, string>;
+}
+
+/**
+ * One streamed event on its way to the client. `json` parses `data` at most once; assigning
+ * `json` marks the event changed so the writer serializes it again. `[DONE]` has no json.
+ */
+export class StreamEvent {
+  event?: string;
+  private raw: string | undefined;
+  private parsed: any;
+  private hasParsed = false;
+
+  constructor(ev: SseEvent | { event?: string; json: unknown }) {
+    this.event = ev.event;
+    if ('data' in ev) this.raw = ev.data;
+    else {
+      this.parsed = ev.json;
+      this.hasParsed = true;
+    }
+  }
+
+  static of(json: unknown, event?: string): StreamEvent {
+    return new StreamEvent({ event, json });
+  }
+
+  get data(): string {
+    if (this.raw === undefined) this.raw = JSON.stringify(this.parsed);
+    return this.raw;
+  }
+
+  set data(v: string) {
+    this.raw = v;
+    this.hasParsed = false;
+    this.parsed = undefined;
+  }
+
+  get isDone(): boolean {
+    return this.raw === '[DONE]';
+  }
+
+  /** The parsed data; undefined for `[DONE]` or data that is not JSON. */
+  get json(): any {
+    if (!this.hasParsed) {
+      this.hasParsed = true;
+      if (this.raw !== '[DONE]') {
+        try {
+          this.parsed = JSON.parse(this.raw as string);
+        } catch {
+          this.parsed = undefined;
+        }
+      }
+    }
+    return this.parsed;
+  }
+
+  set json(v: any) {
+    this.parsed = v;
+    this.hasParsed = true;
+    this.raw = undefined;
+  }
+}
+
+/** Per-attempt stream handler. Events arrive in the upstream's format as seen by this plugin. */
+export interface StreamHook {
+  /** Return the events to pass on (none, the same, or several). */
+  onEvent(ev: StreamEvent): StreamEvent | StreamEvent[] | undefined | void;
+  /** The upstream ended cleanly: last events to pass on. */
+  onEnd?(): StreamEvent[] | undefined | void;
+}
+
+export interface Plugin {
+  readonly name: string;
+  /** Request phase, in chain order. Throw a GatewayError to stop the chain. */
+  onRequest?(ctx: RequestContext): void | Promise<void>;
+  /** Once per attempt, in chain order: shape the upstream request for this offer. */
+  onAttempt?(ctx: RequestContext, up: UpstreamRequest): void;
+  /** A non-streamed upstream success body (parsed once), in reverse order. Return a replacement or mutate. */
+  onResponseBody?(ctx: RequestContext, body: any, up: UpstreamRequest): any;
+  /** A streamed attempt begins: return a hook for its events (reverse order). */
+  onStream?(ctx: RequestContext, up: UpstreamRequest): StreamHook | undefined;
+  /** Exactly once per request, whatever happened. Errors here are logged, never sent. */
+  onDone?(ctx: RequestContext, outcome: Outcome): void | Promise<void>;
+  /** Release resources at shutdown. */
+  close?(): void | Promise<void>;
+}
+
+/** Everything a plugin factory may need at start. Extended by later issues (store, clock). */
+export interface PluginEnv {
+  config: GatewayConfig;
+  /** Offers resolved from the config, grouped by model id. */
+  offersByModel: Map<string, Offer[]>;
+  [key: string]: unknown;
+}
+
+export type PluginFactory = (env: PluginEnv) => Plugin;

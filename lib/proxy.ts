@@ -1,0 +1,208 @@
+// Upstream transports. HTTP/1.1 goes through http-proxy-3 with a keep-alive agent per provider;
+// providers with `http2: true` go through http2-wrapper. Both expose the same small interface:
+// send a prepared request, get a promise of the response head, abort at any time.
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import httpProxy from 'http-proxy-3';
+import http2wrapper from 'http2-wrapper';
+import type { Provider } from './context.js';
+
+export interface OutgoingRequest {
+  provider: Provider;
+  /** Path below the provider's base URL. */
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+export interface UpstreamCall {
+  /** Resolves at the response head; rejects if the request fails or is aborted before it. */
+  readonly response: Promise<UpstreamResponse>;
+  /** Abort the request (and its response body, if it already arrived). Idempotent. */
+  abort(reason: Error): void;
+}
+
+export interface Transport {
+  send(out: OutgoingRequest, clientRes: ServerResponse): UpstreamCall;
+  close(): void;
+}
+
+/** Settles once; later settle attempts are ignored. */
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {}); // a rejection nobody awaited is not a crash
+  return { promise, resolve, reject };
+}
+
+/**
+ * What http-proxy-3 sees as "the incoming request" of one attempt: our upstream method, path and
+ * allowlisted headers, never the client's own headers. One per attempt, so proxy events map back.
+ */
+class AttemptRequest extends EventEmitter {
+  readonly method = 'POST';
+  readonly httpVersion = '1.1';
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  proxyReq?: ClientRequest;
+  proxyRes?: IncomingMessage;
+  aborted?: Error;
+  readonly done = deferred<UpstreamResponse>();
+  constructor(
+    readonly url: string,
+    readonly headers: Record<string, string>,
+    readonly socket: net.Socket,
+  ) {
+    super();
+  }
+
+  abort(reason: Error): void {
+    if (this.aborted) return;
+    this.aborted = reason;
+    this.done.reject(reason);
+    this.proxyReq?.destroy(reason);
+    this.proxyRes?.destroy(reason);
+  }
+}
+
+export class HttpProxyTransport implements Transport {
+  private readonly proxy = httpProxy.createProxyServer({ selfHandleResponse: true, xfwd: false, prependPath: true });
+  private readonly agents = new Map<string, http.Agent>();
+
+  constructor(private readonly maxSockets: number) {
+    this.proxy.on('proxyReq', (proxyReq: ClientRequest, req: unknown) => {
+      const a = req as AttemptRequest;
+      a.proxyReq = proxyReq;
+      if (a.aborted) proxyReq.destroy(a.aborted);
+    });
+    this.proxy.on('proxyRes', (proxyRes: IncomingMessage, req: unknown) => {
+      const a = req as AttemptRequest;
+      a.proxyRes = proxyRes;
+      if (a.aborted) proxyRes.destroy(a.aborted);
+      else a.done.resolve({ status: proxyRes.statusCode ?? 502, headers: proxyRes.headers, body: proxyRes });
+    });
+    // The client went away mid-request: http-proxy-3 reports the upstream reset here.
+    this.proxy.on('econnreset', (err: Error, req: unknown) => (req as AttemptRequest).abort(err));
+    this.proxy.on('error', (err: Error, req: unknown) => (req as AttemptRequest).abort(err));
+  }
+
+  private agentFor(p: Provider): http.Agent {
+    let agent = this.agents.get(p.id);
+    if (!agent) {
+      const opts = { keepAlive: true, maxSockets: this.maxSockets, scheduling: 'lifo' as const };
+      agent = p.url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+      this.agents.set(p.id, agent);
+    }
+    return agent;
+  }
+
+  send(out: OutgoingRequest, clientRes: ServerResponse): UpstreamCall {
+    const a = new AttemptRequest(out.path, out.headers, clientRes.socket as net.Socket);
+    const body = out.body;
+    const buffer = new Readable({
+      read() {
+        this.push(body);
+        this.push(null);
+      },
+    });
+    this.proxy.web(a as unknown as IncomingMessage, clientRes, { target: out.provider.url, agent: this.agentFor(out.provider), buffer }, (err: Error) =>
+      a.abort(err),
+    );
+    return { response: a.done.promise, abort: (reason) => a.abort(reason) };
+  }
+
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+    this.proxy.close();
+  }
+}
+
+type Http2Agent = InstanceType<typeof http2wrapper.Agent>;
+
+/** http2-wrapper's Agent speaks TLS (ALPN h2); for an http:// base URL we speak h2c (prior knowledge). */
+function cleartextHttp2Agent(): Http2Agent {
+  const agent = new http2wrapper.Agent();
+  Object.defineProperty(agent, 'protocol', { value: 'http:' });
+  Object.defineProperty(agent, 'createConnection', {
+    value: (origin: URL) => net.connect(Number(origin.port) || 80, origin.hostname),
+  });
+  return agent;
+}
+
+export class Http2Transport implements Transport {
+  private readonly agents = new Map<string, Http2Agent>();
+
+  private agentFor(p: Provider) {
+    let agent = this.agents.get(p.id);
+    if (!agent) {
+      agent = p.url.protocol === 'https:' ? new http2wrapper.Agent() : cleartextHttp2Agent();
+      this.agents.set(p.id, agent);
+    }
+    return agent;
+  }
+
+  send(out: OutgoingRequest): UpstreamCall {
+    const done = deferred<UpstreamResponse>();
+    const base = out.provider.url;
+    const url = new URL(base.pathname.replace(/\/$/, '') + out.path, base);
+    let res: IncomingMessage | undefined;
+    const req = http2wrapper.request(url, {
+      method: 'POST',
+      headers: { ...out.headers },
+      agent: this.agentFor(out.provider),
+    } as http2wrapper.RequestOptions);
+    req.on('response', (r: IncomingMessage) => {
+      res = r;
+      done.resolve({ status: r.statusCode ?? 502, headers: r.headers, body: r });
+    });
+    req.on('error', (err: Error) => done.reject(err));
+    req.end(out.body);
+    let aborted = false;
+    return {
+      response: done.promise,
+      abort(reason) {
+        if (aborted) return;
+        aborted = true;
+        done.reject(reason);
+        req.destroy(reason);
+        res?.destroy(reason);
+      },
+    };
+  }
+
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+}
+
+/** Picks the transport by the provider's `http2` flag. */
+export class Transports {
+  private readonly h1: HttpProxyTransport;
+  private readonly h2 = new Http2Transport();
+  constructor(maxSockets: number) {
+    this.h1 = new HttpProxyTransport(maxSockets);
+  }
+  send(out: OutgoingRequest, clientRes: ServerResponse): UpstreamCall {
+    return out.provider.http2 ? this.h2.send(out) : this.h1.send(out, clientRes);
+  }
+  close(): void {
+    this.h1.close();
+    this.h2.close();
+  }
+}

@@ -1,0 +1,203 @@
+// The HTTP front: routes, body limit, slow-client timeouts, request context, graceful shutdown.
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ServerConfig, WireFormat } from './config-types.js';
+import type { RequestContext, Route } from './context.js';
+import { GatewayError, notFound } from './errors.js';
+import { newRequestId } from './request-id.js';
+import { sendError, sendJson, type Chain } from './chain.js';
+
+const API_ROUTES: Record<string, { method: string; route: Route }> = {
+  '/v1/chat/completions': { method: 'POST', route: 'chat' },
+  '/v1/messages': { method: 'POST', route: 'messages' },
+  '/v1/messages/count_tokens': { method: 'POST', route: 'count_tokens' },
+  '/v1/models': { method: 'GET', route: 'models' },
+};
+
+/** Extra GET pages served outside the chain (OpenAPI document, later the dashboard). */
+export type PageHandler = (req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean>;
+
+export interface ServerDeps {
+  /** The chain for new requests (changes on config reload). */
+  chain(): Chain;
+  config(): ServerConfig;
+  pages: PageHandler[];
+  onError(err: unknown, requestId: string): void;
+}
+
+/** Messages-format clients announce themselves with a version header. */
+const speaksMessages = (req: IncomingMessage) =>
+  req.headers['anthropic-version'] !== undefined || req.headers['provider-version'] !== undefined;
+
+function clientFormatFor(route: Route | undefined, req: IncomingMessage, path: string): WireFormat {
+  if (route === 'chat') return 'chat';
+  if (route === 'messages' || route === 'count_tokens') return 'messages';
+  if (route === 'models') return speaksMessages(req) ? 'messages' : 'chat';
+  return speaksMessages(req) || path.includes('/messages') ? 'messages' : 'chat';
+}
+
+/** Read the body up to `limit` bytes; a larger one is refused without reading the rest. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.pause();
+        return reject(tooLarge(limit));
+      }
+      chunks.push(c);
+    });
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
+}
+
+const tooLarge = (limit: number) =>
+  new GatewayError(413, 'request_too_large', 'request_too_large', `The request body is larger than the limit of ${limit} bytes.`);
+
+export class GatewayServer {
+  readonly http: http.Server;
+  private inFlight = 0;
+  private draining = false;
+  private drained?: () => void;
+
+  constructor(private readonly deps: ServerDeps) {
+    const cfg = deps.config();
+    this.http = http.createServer(
+      {
+        headersTimeout: cfg.headers_timeout_ms,
+        requestTimeout: cfg.request_timeout_ms,
+        keepAliveTimeout: cfg.keep_alive_timeout_ms,
+        // Lets several SSE responses stream while the socket's writes are paced by the kernel.
+        noDelay: true,
+      },
+      (req, res) => void this.handle(req, res),
+    );
+    // Malformed requests (bad framing, huge headers, conflicting Content-Length/Transfer-Encoding):
+    // answer 400/431 and close, never crash.
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const reason = http.STATUS_CODES[status];
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    });
+  }
+
+  listen(port: number, host: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(port, host, () => {
+        this.http.off('error', reject);
+        const a = this.http.address() as AddressInfo;
+        const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+        resolve(`http://${h}:${a.port}`);
+      });
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const id = newRequestId();
+    res.setHeader('x-request-id', id);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const spec = API_ROUTES[path];
+    if (!spec) {
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        for (const page of this.deps.pages) if (await page(req, res, path)) return;
+      }
+      req.resume();
+      return sendError(res, { clientFormat: clientFormatFor(undefined, req, path) }, routeNotFound(req.method ?? 'GET', path));
+    }
+    const clientFormat = clientFormatFor(spec.route, req, path);
+    if (req.method !== spec.method) {
+      req.resume();
+      res.setHeader('allow', spec.method);
+      return sendError(
+        res,
+        { clientFormat },
+        new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `${path} accepts ${spec.method} only.`),
+      );
+    }
+    if (this.draining) res.setHeader('connection', 'close');
+
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const ctx: RequestContext = {
+      id,
+      route: spec.route,
+      clientFormat,
+      req,
+      receivedAt: Date.now(),
+      startedAt: performance.now(),
+      signal: abort.signal,
+      rawBody: EMPTY,
+      body: {},
+      stream: false,
+      candidates: [],
+      features: new Set(),
+      estimatedInputTokens: 0,
+      outputBudget: 0,
+      attempts: [],
+      state: {},
+    };
+    this.inFlight++;
+    try {
+      if (spec.method === 'POST') {
+        try {
+          ctx.rawBody = await readBody(req, this.deps.config().body_limit_bytes);
+        } catch (e) {
+          const err = e instanceof GatewayError ? e : new GatewayError(400, 'invalid_request_error', 'bad_body', 'The request body could not be read.');
+          res.setHeader('connection', 'close'); // the unread rest of a refused body must not be parsed as a request
+          ctx.status = err.status;
+          return sendError(res, ctx, err);
+        }
+      }
+      await this.deps.chain().handle(ctx, res);
+    } catch (e) {
+      this.deps.onError(e, id);
+      if (!res.headersSent) sendJson(res, 500, { error: { message: 'internal error' } });
+      else res.destroy();
+    } finally {
+      if (--this.inFlight === 0 && this.drained) this.drained();
+    }
+  }
+
+  /** Stop accepting, let in-flight requests finish until the deadline, then cut the rest. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.draining = true;
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    this.http.closeIdleConnections();
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.http.closeAllConnections();
+    await closed;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function routeNotFound(method: string, path: string): GatewayError {
+  const hint = /^\/v1\/v1\//.test(path)
+    ? ' The base address seems to end in /v1 twice: chat-completions clients use {base}/v1, messages clients use {base} alone.'
+    : /^\/v1\/(responses|realtime|batches|assistants|threads|files)/.test(path)
+      ? ' This gateway serves /v1/chat/completions, /v1/messages, /v1/messages/count_tokens and /v1/models only.'
+      : '';
+  return notFound('route_not_found', `No route for ${method} ${path}.${hint}`);
+}

@@ -1,0 +1,92 @@
+// offer-pick: model ID → its usable offers, cheapest first for this request. Also sets the output
+// budget and the input estimate (both needed by budget-hold) and answers GET /v1/models.
+import type { Plugin, PluginEnv } from '../../lib/plugin.js';
+import type { Feature, Offer, RequestContext } from '../../lib/context.js';
+import { GatewayError, badRequest, notFound, unavailable } from '../../lib/errors.js';
+import { modelRefusal, usableOffers, withinPriceCap } from '../../lib/permissions.js';
+import { estimateInputTokens } from '../../lib/tokens.js';
+import { detectFeatures, FEATURE_NAMES } from './features.js';
+import { modelsList } from './models-list.js';
+
+/** Subscription-backed offers bill at least this many output tokens (spec section 8). */
+export const SUBSCRIPTION_MIN_OUTPUT = 16;
+
+/** The output budget the client asked for, or the model's maximum when a chat client gave none. */
+export function requestedOutputBudget(ctx: RequestContext): number {
+  if (ctx.route === 'count_tokens') return 1;
+  const b = ctx.body;
+  if (ctx.clientFormat === 'chat') return b.max_completion_tokens ?? b.max_tokens ?? ctx.model!.max_output_tokens;
+  return b.max_tokens;
+}
+
+/** Estimated cost of the request on this offer (nano-USD; used only for ordering). */
+const estimate = (o: Offer, input: number, output: number) => input * o.prices.input + output * o.prices.output;
+
+export default function offerPick(env: PluginEnv): Plugin {
+  const models = new Map(env.config.models.map((m) => [m.id, m]));
+  return {
+    name: 'offer-pick',
+    onRequest(ctx: RequestContext) {
+      if (ctx.route === 'models') {
+        ctx.reply = { status: 200, body: modelsList(env.config.models, env.offersByModel, ctx.auth, ctx.clientFormat) };
+        return;
+      }
+      const modelId: string = ctx.body.model;
+      const model = models.get(modelId);
+      if (!model)
+        throw notFound('model_not_found', `Unknown model "${modelId}". Use the exact model ID as listed by GET /v1/models.`);
+      ctx.model = model;
+      const refusal = modelRefusal(ctx.auth, modelId);
+      if (refusal) throw new GatewayError(403, 'permission_error', 'model_not_permitted', refusal);
+      const all = env.offersByModel.get(modelId) ?? [];
+      const offers = usableOffers(ctx.auth, modelId, all);
+      if (offers.length === 0) {
+        const capped = all.some((o) => !withinPriceCap(ctx.auth, o));
+        throw unavailable(
+          'no_usable_offer',
+          capped
+            ? `No offer of model ${modelId} is within the account's price cap; raise the price cap in the routing settings or choose another model.`
+            : `Model ${modelId} has no offers available.`,
+          60,
+        );
+      }
+
+      ctx.features = detectFeatures(ctx.body, ctx.clientFormat);
+      const requested = requestedOutputBudget(ctx);
+      const input = estimateInputTokens(ctx.body, ctx.clientFormat);
+      ctx.estimatedInputTokens = input;
+      if (input + requested > model.context_window)
+        throw badRequest(
+          'context_window_exceeded',
+          `The estimated input (${input} tokens) plus the output budget (${requested} tokens) exceeds the context window of ${modelId} (${model.context_window} tokens). Shorten the input or lower ${ctx.clientFormat === 'chat' ? 'max_completion_tokens / max_tokens' : 'max_tokens'}.`,
+          ctx.clientFormat === 'chat' ? 'max_tokens' : 'max_tokens',
+        );
+
+      const featureless = offers.filter((o) => missingFeature(o, ctx.features) === undefined);
+      if (featureless.length === 0) {
+        const f = missingFeature(offers[0], ctx.features)!;
+        throw badRequest('feature_not_supported', `No offer of model ${modelId} supports ${FEATURE_NAMES[f]}; remove it from the request.`, f === 'tools' ? 'tools' : null);
+      }
+      const budgetFor = (o: Offer) => (o.subscription ? Math.max(requested, SUBSCRIPTION_MIN_OUTPUT) : requested);
+      const fitting = featureless.filter((o) => o.maxOutputTokens >= requested);
+      if (fitting.length === 0) {
+        const most = Math.max(...featureless.map((o) => o.maxOutputTokens));
+        throw badRequest(
+          'output_limit_exceeded',
+          `The output budget of ${requested} tokens is above what any offer of ${modelId} allows (at most ${most}); lower ${ctx.clientFormat === 'chat' ? 'max_completion_tokens / max_tokens' : 'max_tokens'} to ${most} or less.`,
+          ctx.clientFormat === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+        );
+      }
+      ctx.outputBudget = Math.max(...fitting.map(budgetFor));
+      ctx.candidates = fitting
+        .map((o, i) => ({ o, i, cost: estimate(o, input, budgetFor(o)) }))
+        .sort((a, b) => a.cost - b.cost || a.i - b.i)
+        .map((x) => x.o);
+    },
+  };
+}
+
+function missingFeature(o: Offer, used: Set<Feature>): Feature | undefined {
+  for (const f of used) if (!o.supports[f]) return f;
+  return undefined;
+}

@@ -1,0 +1,133 @@
+// bin/gateway as an operator runs it: config check, serve with the demo account, SIGHUP reload,
+// SIGTERM drain of an in-flight stream.
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import http from 'node:http';
+import { testConfigObject } from '../helpers/gateway.js';
+
+const bin = join(import.meta.dirname, '../../bin/gateway');
+const dir = mkdtempSync(join(tmpdir(), 'gw-proc-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+function writeConfig(name: string, mutate?: (c: Record<string, any>) => void): string {
+  const cfg = testConfigObject(join(dir, 'gw.db'));
+  cfg.demo = { enabled: true, email: 'demo@example.com', credit_usd: 5 };
+  cfg.server.shutdown_grace_ms = 5000;
+  mutate?.(cfg);
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(cfg));
+  return file;
+}
+
+t.test('config check names every error by path', async (t) => {
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(
+    bad,
+    readFileSync(join(import.meta.dirname, '../../config/gateway.yaml'), 'utf8')
+      .replace('format: chat', 'format: grpc')
+      .replace('price: { input: 3, output: 15', 'price: { input: -3, output: 15'),
+  );
+  const r = spawnSync(process.execPath, [bin, 'config', 'check', '--config', bad, '--json'], { encoding: 'utf8' });
+  t.equal(r.status, 1);
+  const out = JSON.parse(r.stdout);
+  t.equal(out.ok, false);
+  t.ok(out.errors.some((e: string) => e.startsWith('providers[1].format')), out.errors.join('\n'));
+  t.ok(out.errors.some((e: string) => e.startsWith('offers[0].price.input')), out.errors.join('\n'));
+  const good = spawnSync(process.execPath, [bin, 'config', 'check', '--config', join(import.meta.dirname, '../../config/gateway.yaml')], { encoding: 'utf8' });
+  t.equal(good.status, 0, good.stderr);
+  t.match(good.stdout, /OK/);
+});
+
+/** Start `gateway serve` and wait for its "listening" log line. */
+async function serve(config: string) {
+  const child = spawn(process.execPath, [bin, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (err += c));
+  /** Resolves when the gateway's log has a line matching `re` (from `offset` on). */
+  const logLine = (re: RegExp, offset = 0) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = re.exec(err.slice(offset));
+        if (m) {
+          child.stderr!.off('data', check);
+          resolve(m);
+        }
+      };
+      child.once('exit', (code) => reject(new Error(`gateway exited ${code}: ${err}`)));
+      child.stderr!.on('data', check);
+      check();
+    });
+  const m = await logLine(/"msg":"gateway listening","url":"([^"]+)"/);
+  return { child, url: m[1], key: /(sk-service-[A-Za-z0-9]+)/.exec(out)?.[1] ?? null, logLine, logSize: () => err.length };
+}
+
+function post(url: string, key: string, body: object): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url + '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** Open a stream and resolve once its headers arrived (so it is surely in flight). */
+function startStream(url: string, key: string, body: object) {
+  return new Promise<{ headers: { status: number }; rest: Promise<string> }>((resolve, reject) => {
+    const req = http.request(url + '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+      const rest = new Promise<string>((done, fail) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => done(text));
+        res.on('error', fail);
+      });
+      resolve({ headers: { status: res.statusCode! }, rest });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+t.test('serve: demo key works; SIGHUP reloads; SIGTERM lets a stream finish', async (t) => {
+  const file = writeConfig('gw.json');
+  const { child, url, key, logLine, logSize } = await serve(file);
+  t.teardown(() => child.kill('SIGKILL'));
+  t.ok(key, 'a demo key is printed on first run');
+  const ok = await post(url, key!, { model: 'test/gpt', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 });
+  t.equal(ok.status, 200, ok.text);
+
+  // Reload with a new model: new requests see it.
+  writeConfig('gw.json', (c) => {
+    c.models.push({ id: 'test/new', context_window: 1000, max_output_tokens: 100 });
+    c.offers.push({ listing: 'test/new@sim-chat', model: 'test/new', provider: 'sim-chat', upstream_model: 'new-up', price: { input: 1, output: 1 } });
+  });
+  const before = await post(url, key!, { model: 'test/new', messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(before.status, 404);
+  const reloaded = logLine(/config reloaded/, logSize());
+  child.kill('SIGHUP');
+  await reloaded;
+  const after = await post(url, key!, { model: 'test/new', messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(after.status, 200, 'the reloaded config serves the new model');
+
+  // An in-flight stream of ~1.5 s survives SIGTERM; the process then exits 0.
+  const { headers, rest } = await startStream(url, key!, { model: 'test/gpt', stream: true, messages: [{ role: 'user', content: 'x <<sim words=30 delay_ms=50>>' }] });
+  t.equal(headers.status, 200);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  const text = await rest;
+  t.match(text, /data: \[DONE\]/, 'the stream finished');
+  t.equal(await exited, 0);
+
+  // The demo account is made once: a second start prints no new key.
+  const again = await serve(file);
+  t.equal(again.key, null);
+  again.child.kill('SIGTERM');
+});
