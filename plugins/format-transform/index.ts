@@ -1,0 +1,68 @@
+// format-transform: shapes each attempt's upstream body for the offer's wire format and converts the
+// answer back to the client's format. Same-format traffic is passed through with only the model renamed.
+import type { Plugin, PluginEnv, StreamHook, UpstreamRequest } from '../../lib/plugin.js';
+import type { RequestContext } from '../../lib/context.js';
+import { chatToMessagesRequest } from './chat-to-messages.js';
+import { messagesToChatRequest } from './messages-to-chat.js';
+import { chatCompletionOf } from './response-messages-to-chat.js';
+import { messageOf } from './response-chat-to-messages.js';
+import { MessagesToChatStream } from './stream-messages-to-chat.js';
+import { ChatToMessagesStream } from './stream-chat-to-messages.js';
+import { chatPassthrough, messagesPassthrough } from './passthrough.js';
+
+import { localTokenEstimate } from './token-estimate.js';
+
+export { localTokenEstimate };
+
+export default function formatTransform(_env: PluginEnv): Plugin {
+  return {
+    name: 'format-transform',
+
+    onRequest(ctx: RequestContext): void {
+      // count_tokens: the chosen offer counts when it speaks messages (failing over only to other
+      // messages offers); a chat upstream has no such route, and a completion would be billable,
+      // so then the answer is a local estimate.
+      if (ctx.route !== 'count_tokens') return;
+      if (ctx.candidates[0]?.provider.format === 'messages') ctx.candidates = ctx.candidates.filter((o) => o.provider.format === 'messages');
+      else ctx.reply = { status: 200, body: { input_tokens: localTokenEstimate(ctx.body) } };
+    },
+
+    onAttempt(ctx: RequestContext, up: UpstreamRequest): void {
+      if (up.format === ctx.clientFormat) {
+        const body: Record<string, any> = { ...ctx.body };
+        // Billing needs the usage chunk; the stream hook drops it again unless the client asked.
+        if (up.format === 'chat' && ctx.stream) body.stream_options = { ...body.stream_options, include_usage: true };
+        up.body = body;
+      } else if (up.format === 'messages') {
+        // Without a client max_tokens, the output budget, within this offer's ceiling.
+        const defaultMaxTokens = Math.min(ctx.outputBudget, up.offer.maxOutputTokens);
+        up.body = chatToMessagesRequest(ctx.body, { defaultMaxTokens, stream: ctx.stream });
+      } else {
+        up.body = messagesToChatRequest(ctx.body, { stream: ctx.stream });
+      }
+    },
+
+    onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest): any {
+      const model = ctx.body.model;
+      if (up.format !== ctx.clientFormat) {
+        return up.format === 'messages' ? chatCompletionOf(body, model, createdOf(ctx)) : messageOf(body, model);
+      }
+      // count_tokens answers carry no model.
+      if (ctx.route !== 'count_tokens' && body && typeof body === 'object' && 'model' in body) body.model = model;
+      return body;
+    },
+
+    onStream(ctx: RequestContext, up: UpstreamRequest): StreamHook {
+      const model = ctx.body.model;
+      const includeUsage = ctx.body.stream_options?.include_usage === true;
+      if (up.format === ctx.clientFormat) {
+        return up.format === 'messages' ? messagesPassthrough(model) : chatPassthrough(model, includeUsage);
+      }
+      return up.format === 'messages'
+        ? new MessagesToChatStream({ model, created: createdOf(ctx), includeUsage })
+        : new ChatToMessagesStream({ model });
+    },
+  };
+}
+
+const createdOf = (ctx: RequestContext): number => Math.floor(ctx.receivedAt / 1000);

@@ -1,0 +1,152 @@
+// The plugin as the core drives it: onAttempt per format pair, onResponseBody, onStream; and the
+// same-format passthrough that touches nothing but the model name (and the chat usage chunk).
+import t from 'tap';
+import formatTransform, { localTokenEstimate } from '../../../plugins/format-transform/index.js';
+import type { RequestContext } from '../../../lib/context.js';
+import type { UpstreamRequest } from '../../../lib/plugin.js';
+import type { WireFormat } from '../../../lib/config-types.js';
+import { chunk, messageStart, run, shape, upChunk, upDone, usageChunk, upMsg } from './fixtures.js';
+
+const plugin = formatTransform({ config: {} as any, offersByModel: new Map() });
+
+function ctxOf(clientFormat: WireFormat, body: Record<string, any>, over: Partial<RequestContext> = {}): RequestContext {
+  return {
+    route: clientFormat === 'chat' ? 'chat' : 'messages',
+    clientFormat,
+    body,
+    stream: body.stream === true,
+    outputBudget: 4096,
+    receivedAt: 1_700_000_000_500,
+    ...over,
+  } as RequestContext;
+}
+function upOf(format: WireFormat, maxOutputTokens = 64000): UpstreamRequest {
+  return {
+    offer: { maxOutputTokens } as any,
+    format,
+    path: format === 'chat' ? '/chat/completions' : '/v1/messages',
+    body: {},
+    headers: {},
+  };
+}
+
+t.test('same format: a shallow copy, unknown fields, cache_control and signatures untouched', async (t) => {
+  const body = {
+    model: 'test/claude',
+    max_tokens: 10,
+    messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 'sig' }] }],
+    system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }],
+    some_future_field: { a: 1 },
+  };
+  const up = upOf('messages');
+  plugin.onAttempt!(ctxOf('messages', body), up);
+  t.not(up.body, body, 'a fresh object');
+  t.strictSame(up.body, body);
+  t.equal(up.body.messages, body.messages, 'nested values shared, not copied');
+});
+
+t.test('chat passthrough stream: include_usage asked upstream without touching the client body', async (t) => {
+  const body = { model: 'test/gpt', stream: true, messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: false, other: 1 } };
+  const up = upOf('chat');
+  plugin.onAttempt!(ctxOf('chat', body), up);
+  t.strictSame(up.body.stream_options, { include_usage: true, other: 1 });
+  t.strictSame(body.stream_options, { include_usage: false, other: 1 });
+  const plain = upOf('chat');
+  plugin.onAttempt!(ctxOf('chat', { model: 'test/gpt', messages: [] }), plain);
+  t.notOk('stream_options' in plain.body, 'not for a non-stream request');
+});
+
+t.test('cross-format attempts build the upstream format; chat default max_tokens = output budget within the offer ceiling', async (t) => {
+  const chatBody = { model: 'test/claude', messages: [{ role: 'user', content: 'hi' }] };
+  const up = upOf('messages', 2000);
+  plugin.onAttempt!(ctxOf('chat', chatBody), up);
+  t.strictSame(up.body, { model: 'test/claude', max_tokens: 2000, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+  const up2 = upOf('messages');
+  plugin.onAttempt!(ctxOf('chat', chatBody), up2);
+  t.equal(up2.body.max_tokens, 4096, 'ctx.outputBudget');
+  const up3 = upOf('chat');
+  plugin.onAttempt!(ctxOf('messages', { model: 'test/gpt', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] }), up3);
+  t.strictSame(up3.body, {
+    model: 'test/gpt',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_completion_tokens: 50,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+});
+
+t.test('onResponseBody: same format restores the model only; cross format converts', async (t) => {
+  const body = { id: 'msg_1', model: 'claude-up', content: [{ type: 'text', text: 'x' }], extra: true };
+  const out = plugin.onResponseBody!(ctxOf('messages', { model: 'test/claude' }), body, upOf('messages'));
+  t.strictSame(out, { id: 'msg_1', model: 'test/claude', content: [{ type: 'text', text: 'x' }], extra: true });
+  const count = plugin.onResponseBody!(ctxOf('messages', { model: 'test/claude' }, { route: 'count_tokens' }), { input_tokens: 12 }, upOf('messages'));
+  t.strictSame(count, { input_tokens: 12 }, 'count_tokens answers get no model');
+  const chat = plugin.onResponseBody!(
+    ctxOf('chat', { model: 'test/claude' }),
+    { id: 'msg_2', model: 'claude-up', content: [{ type: 'text', text: 'hey' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } },
+    upOf('messages'),
+  );
+  t.match(chat, { object: 'chat.completion', model: 'test/claude', created: 1_700_000_000, choices: [{ message: { content: 'hey' }, finish_reason: 'stop' }] });
+  const msg = plugin.onResponseBody!(
+    ctxOf('messages', { model: 'test/gpt' }),
+    { id: 'chatcmpl-1', model: 'gpt-up', choices: [{ index: 0, message: { role: 'assistant', content: 'yo' }, finish_reason: 'stop' }] },
+    upOf('chat'),
+  );
+  t.match(msg, { type: 'message', model: 'test/gpt', content: [{ type: 'text', text: 'yo' }], stop_reason: 'end_turn' });
+});
+
+t.test('chat passthrough stream: chunks with the right model are not serialized again; others get the client model', async (t) => {
+  const ctx = ctxOf('chat', { model: 'test/gpt', stream: true, messages: [] });
+  const hook = plugin.onStream!(ctx, upOf('chat'))!;
+  const same = upChunk({ id: 'c', object: 'chat.completion.chunk', model: 'test/gpt', choices: [{ index: 0, delta: { content: 'a' } }] });
+  const raw = same.data;
+  t.equal(hook.onEvent(same), same);
+  t.equal(same.data, raw, 'the upstream text is passed on as it came');
+  const other = chunk({ content: 'b' });
+  const out = hook.onEvent(other) as any;
+  t.equal(out.json.model, 'test/gpt');
+  t.equal(out.json.choices[0].delta.content, 'b');
+  t.equal(out.json.system_fingerprint, 'fp_06737a9306', 'other fields unchanged');
+  t.strictSame(run(hook, [usageChunk({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }), upDone()]).map((e) => e.data), ['[DONE]'], 'usage chunk dropped: the client did not ask');
+  const asked = plugin.onStream!(ctxOf('chat', { model: 'test/gpt', stream: true, stream_options: { include_usage: true } }), upOf('chat'))!;
+  t.equal(shape(run(asked, [usageChunk({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })])).length, 1, 'kept when asked');
+});
+
+t.test('messages passthrough stream: message_start gets the client model; every other event untouched', async (t) => {
+  const hook = plugin.onStream!(ctxOf('messages', { model: 'test/claude', stream: true }), upOf('messages'))!;
+  const start = hook.onEvent(messageStart()) as any;
+  t.equal(start.json.message.model, 'test/claude');
+  t.equal(start.event, 'message_start');
+  const delta = upMsg({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig==' } });
+  const raw = delta.data;
+  t.equal(hook.onEvent(delta), delta);
+  t.equal(delta.data, raw);
+});
+
+t.test('cross-format streams get a converting hook', async (t) => {
+  const toChat = plugin.onStream!(ctxOf('chat', { model: 'test/claude', stream: true }), upOf('messages'))!;
+  t.match(shape(run(toChat, [messageStart()])), [{ model: 'test/claude', choices: [{ delta: { role: 'assistant' } }] }]);
+  const toMessages = plugin.onStream!(ctxOf('messages', { model: 'test/gpt', stream: true }), upOf('chat'))!;
+  t.match(shape(run(toMessages, [chunk({ content: 'x' }, 'stop'), upDone()])).at(-1), { event: 'message_stop' });
+});
+
+t.test('failure mode 18: the local count_tokens estimate counts the system prompt, the tools and every message', async (t) => {
+  const messages = [
+    { role: 'user', content: 'What is the weather like in Paris today?' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'get_weather', input: { city: 'Paris' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'Sunny and 24 degrees' }] },
+  ];
+  const system = 'You are a meticulous assistant who answers in full sentences and cites sources.';
+  const tools = [{ name: 'get_weather', description: 'Current weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+  const bare = localTokenEstimate({ model: 'm', messages: messages.slice(0, 1) });
+  const all = localTokenEstimate({ model: 'm', messages });
+  const withSystem = localTokenEstimate({ model: 'm', messages, system });
+  const withTools = localTokenEstimate({ model: 'm', messages, system, tools });
+  t.ok(bare > 0);
+  t.ok(all > bare, 'every message counts');
+  t.ok(withSystem > all, 'the system prompt counts');
+  t.ok(withTools > withSystem, 'the tools count');
+  // On the high side: at least a character-per-4 count of all the text it holds.
+  const chars = JSON.stringify({ messages, system, tools }).length;
+  t.ok(withTools >= Math.ceil(chars / 4), `${withTools} ≥ ${Math.ceil(chars / 4)}`);
+});
