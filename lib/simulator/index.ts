@@ -1,0 +1,100 @@
+// The bundled simulated upstream: both vendor wire formats on one server, deterministic answers,
+// per-request fault injection through `<<sim ...>>` directives. No globals: many may run in one process.
+import http from 'node:http';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { createHandler, type ReceivedRequest } from './handler.js';
+
+export type { ReceivedRequest } from './handler.js';
+export { parseDirectives, type Directive } from './directives.js';
+export { simulatedInputTokens } from './request-text.js';
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  apiKey?: string;
+  /** Cleartext HTTP/2 (prior knowledge) instead of HTTP/1.1. */
+  http2?: boolean;
+  /** Size of the `received` ring (default 1000). */
+  maxRecorded?: number;
+}
+
+export interface Simulator {
+  /** `http://host:port`, no trailing slash. */
+  url: string;
+  port: number;
+  /** The latest requests, oldest first. */
+  received: ReceivedRequest[];
+  clear(): void;
+  close(): Promise<void>;
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const received: ReceivedRequest[] = [];
+  const maxRecorded = opts.maxRecorded ?? 1000;
+  const handler = createHandler({
+    apiKey: opts.apiKey,
+    record(r) {
+      received.push(r);
+      if (received.length > maxRecorded) received.splice(0, received.length - maxRecorded);
+    },
+  });
+
+  let closeConnections: () => void;
+  let server: http.Server | http2.Http2Server;
+  if (opts.http2) {
+    const h2 = http2.createServer(handler);
+    const sessions = new Set<http2.ServerHttp2Session>();
+    h2.on('session', (s) => {
+      sessions.add(s);
+      s.on('close', () => sessions.delete(s));
+    });
+    closeConnections = () => sessions.forEach((s) => s.destroy());
+    server = h2;
+  } else {
+    const h1 = http.createServer(handler);
+    closeConnections = () => h1.closeAllConnections();
+    server = h1;
+  }
+
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    received,
+    clear: () => void (received.length = 0),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        closeConnections();
+      }),
+  };
+}
+
+/** `gateway simulate [--port N] [--host H] [--api-key K] [--http2]`: runs until SIGINT or SIGTERM. */
+export async function runSimulatorCli(argv: string[]): Promise<Simulator> {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const port = Number(value('--port') ?? 9090);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, not ${value('--port')}`);
+  const sim = await startSimulator({ port, host: value('--host'), apiKey: value('--api-key'), http2: argv.includes('--http2') });
+  process.stdout.write(`${sim.url}\n`);
+  const stop = () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    void sim.close();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  return sim;
+}

@@ -1,0 +1,76 @@
+// The text a simulated model "reads": one walk over the request gives its size (input tokens),
+// a hash of the prompt (which words the answer uses) and the directives written in it.
+import type { WireFormat } from '../config-types.js';
+import { parseDirectives, type Directive } from './directives.js';
+
+export interface RequestText {
+  /** Characters (UTF-16 units) of all text: system, messages, tool calls and results, tool definitions JSON. */
+  chars: number;
+  /** FNV-1a of the prose (system and message text). */
+  hash: number;
+  /** Directives found in the prose, in order. */
+  directives: Directive[];
+}
+
+/** Input tokens the simulator reports for a request: ceil(characters of all its text / 4). */
+export function simulatedInputTokens(body: unknown, format: WireFormat): number {
+  return Math.ceil(readRequestText(body, format).chars / 4);
+}
+
+export function readRequestText(body: unknown, format: WireFormat): RequestText {
+  const out: RequestText = { chars: 0, hash: 0x811c9dc5, directives: [] };
+  const prose = (text: unknown) => {
+    if (typeof text !== 'string') return;
+    out.chars += text.length;
+    out.hash = fnv1a(text, out.hash);
+    if (text.includes('<<sim')) out.directives.push(...parseDirectives(text));
+  };
+  const json = (value: unknown) => {
+    if (value !== undefined) out.chars += JSON.stringify(value).length;
+  };
+  const b = isObject(body) ? body : {};
+  if (format === 'messages') {
+    if (Array.isArray(b.system)) for (const block of b.system) prose(isObject(block) ? block.text : undefined);
+    else prose(b.system);
+    for (const m of arrayOf(b.messages)) messagesContent(isObject(m) ? m.content : undefined, prose, json);
+  } else {
+    for (const m of arrayOf(b.messages)) {
+      if (!isObject(m)) continue;
+      chatContent(m.content, prose);
+      for (const call of arrayOf(m.tool_calls)) {
+        if (isObject(call) && isObject(call.function) && typeof call.function.arguments === 'string') {
+          out.chars += call.function.arguments.length;
+        }
+      }
+    }
+  }
+  json(b.tools);
+  return out;
+}
+
+function messagesContent(content: unknown, prose: (t: unknown) => void, json: (v: unknown) => void): void {
+  if (!Array.isArray(content)) return prose(content);
+  for (const block of content) {
+    if (!isObject(block)) continue;
+    if (block.type === 'text') prose(block.text);
+    else if (block.type === 'tool_result') messagesContent(block.content, prose, json);
+    else if (block.type === 'tool_use') json(block.input ?? {});
+    // Images and earlier thinking cost no text tokens here (the vendor drops earlier thinking too).
+  }
+}
+
+function chatContent(content: unknown, prose: (t: unknown) => void): void {
+  if (!Array.isArray(content)) return prose(content);
+  for (const part of content) if (isObject(part) && part.type === 'text') prose(part.text);
+}
+
+function fnv1a(text: string, h: number): number {
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const arrayOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);

@@ -1,0 +1,175 @@
+// The request checks the real vendors make, with their kind of messages: the gateway's conversions
+// must produce bodies a strict upstream accepts (see the failure modes in shared/conversion.md).
+import { badRequest } from '../errors.js';
+import { thinkingSignature } from './answer.js';
+import { arrayOf, isObject } from './request-text.js';
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+const MAX_CACHE_BREAKPOINTS = 4;
+
+const invalid = (message: string, param: string | null = null): never => {
+  throw badRequest('invalid_request_error', message, param);
+};
+
+/** Messages format (`countOnly`: the count_tokens route, which takes no max_tokens). Throws a 400 GatewayError. */
+export function validateMessagesRequest(b: Record<string, any>, countOnly: boolean): void {
+  if (typeof b.model !== 'string' || b.model === '') invalid('model: Field required');
+  if (!Array.isArray(b.messages) || b.messages.length === 0) invalid('messages: Field required');
+  if (!countOnly) {
+    if (b.max_tokens === undefined) invalid('max_tokens: Field required');
+    if (!Number.isInteger(b.max_tokens) || b.max_tokens < 1) invalid('max_tokens: Input should be greater than or equal to 1');
+  }
+  if (b.temperature !== undefined && !(typeof b.temperature === 'number' && b.temperature >= 0 && b.temperature <= 1)) {
+    invalid('temperature: Input should be less than or equal to 1');
+  }
+  for (const s of arrayOf(b.stop_sequences)) {
+    if (typeof s !== 'string' || s.trim() === '') invalid('stop_sequences: each stop sequence must contain non-whitespace');
+  }
+  if (b.thinking?.type === 'enabled') {
+    const budget = b.thinking.budget_tokens;
+    if (!Number.isInteger(budget) || budget < 1024) invalid('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+    if (!countOnly && budget >= b.max_tokens) invalid('`max_tokens` must be greater than `thinking.budget_tokens`');
+  }
+
+  let breakpoints = 0;
+  const count = (block: unknown) => {
+    if (isObject(block) && isObject(block.cache_control)) breakpoints++;
+  };
+  arrayOf(b.system).forEach(count);
+  arrayOf(b.tools).forEach(count);
+
+  let usesTools = false;
+  b.messages.forEach((m: unknown, i: number) => {
+    if (!isObject(m) || !['user', 'assistant', 'system'].includes(m.role)) invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    const msg = m as Record<string, any>;
+    const last = i === b.messages.length - 1;
+    if (typeof msg.content === 'string') {
+      if (msg.content === '' && !(last && msg.role === 'assistant')) {
+        invalid(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+      }
+      return;
+    }
+    if (!Array.isArray(msg.content)) invalid(`messages.${i}.content: Field required`);
+    let resultsDone = false;
+    msg.content.forEach((block: unknown, j: number) => {
+      if (!isObject(block)) return invalid(`messages.${i}.content.${j}: Input should be a valid dictionary`);
+      count(block);
+      const at = `messages.${i}.content.${j}`;
+      if (block.type === 'tool_result') {
+        usesTools = true;
+        if (resultsDone) invalid(`messages.${i}: \`tool_result\` blocks must come first in the content array`);
+        checkToolId(block.tool_use_id, `${at}.tool_use_id`);
+        for (const inner of arrayOf(block.content)) count(inner);
+      } else resultsDone = true;
+      if (block.type === 'text' && (typeof block.text !== 'string' || block.text.trim() === '')) {
+        invalid(`${at}: text content blocks must contain non-whitespace text`);
+      } else if (block.type === 'image' && block.source?.type === 'base64' && !IMAGE_TYPES.has(block.source.media_type)) {
+        invalid(`${at}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
+      } else if (block.type === 'tool_use') {
+        usesTools = true;
+        checkToolId(block.id, `${at}.id`);
+      } else if (block.type === 'thinking' && (typeof block.thinking !== 'string' || block.signature !== thinkingSignature(block.thinking))) {
+        invalid(`${at}: Invalid \`signature\` in \`thinking\` block`);
+      }
+    });
+    checkToolPairing(b.messages, i);
+  });
+  if (breakpoints > MAX_CACHE_BREAKPOINTS) {
+    invalid(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
+  }
+  if (usesTools && !Array.isArray(b.tools)) invalid('Requests which include `tool_use` or `tool_result` blocks must define tools.');
+}
+
+function checkToolId(id: unknown, at: string): void {
+  if (typeof id !== 'string' || !TOOL_ID.test(id)) invalid(`${at}: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+}
+
+const blocksOf = (m: unknown, type: string): Record<string, any>[] =>
+  isObject(m) ? arrayOf(m.content).filter((x): x is Record<string, any> => isObject(x) && x.type === type) : [];
+
+/** A tool_use must be answered in the very next message, and a tool_result must answer the previous one. */
+function checkToolPairing(messages: unknown[], i: number): void {
+  const m = messages[i] as Record<string, any>;
+  if (m.role === 'assistant' && i + 1 < messages.length) {
+    const answered = new Set(blocksOf(messages[i + 1], 'tool_result').map((r) => r.tool_use_id));
+    const missing = blocksOf(m, 'tool_use').filter((u) => !answered.has(u.id)).map((u) => u.id);
+    if (missing.length > 0) {
+      invalid(
+        `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. ` +
+          'Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+      );
+    }
+  }
+  if (m.role === 'user') {
+    const asked = new Set(i > 0 && (messages[i - 1] as any)?.role === 'assistant' ? blocksOf(messages[i - 1], 'tool_use').map((u) => u.id) : []);
+    for (const r of blocksOf(m, 'tool_result')) {
+      if (!asked.has(r.tool_use_id)) {
+        invalid(
+          `messages.${i}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${r.tool_use_id}. ` +
+            'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+        );
+      }
+    }
+  }
+}
+
+const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
+
+/** Chat-completions format. Throws a 400 GatewayError. */
+export function validateChatRequest(b: Record<string, any>): void {
+  if (typeof b.model !== 'string' || b.model === '') invalid('you must provide a model parameter', 'model');
+  if (!Array.isArray(b.messages)) invalid("Missing required parameter: 'messages'.", 'messages');
+  if (b.messages.length === 0) invalid("Invalid 'messages': empty array. Expected an array with minimum length 1.", 'messages');
+  for (const key of ['max_tokens', 'max_completion_tokens']) {
+    if (b[key] !== undefined && b[key] !== null && !(Number.isInteger(b[key]) && b[key] >= 1)) {
+      invalid(`Invalid '${key}': integer below minimum value. Expected a value >= 1.`, key);
+    }
+  }
+  if (b.temperature !== undefined && b.temperature !== null && !(typeof b.temperature === 'number' && b.temperature >= 0 && b.temperature <= 2)) {
+    invalid("Invalid 'temperature': decimal above maximum value. Expected a value <= 2.", 'temperature');
+  }
+  if (b.stream_options != null && b.stream !== true) {
+    invalid("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options');
+  }
+
+  const pending = new Set<string>();
+  let pendingFrom = -1;
+  b.messages.forEach((m: unknown, i: number) => {
+    if (!isObject(m) || !CHAT_ROLES.includes(m.role)) {
+      invalid(`Invalid value: '${isObject(m) ? m.role : m}'. Supported values are: ${CHAT_ROLES.map((r) => `'${r}'`).join(', ')}.`, `messages[${i}].role`);
+    }
+    const msg = m as Record<string, any>;
+    if (msg.role === 'tool') {
+      if (!pending.delete(msg.tool_call_id)) {
+        invalid("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", `messages.[${i}].role`);
+      }
+      return;
+    }
+    if (pending.size > 0) unanswered(pending, pendingFrom);
+    arrayOf(msg.tool_calls).forEach((call, k) => {
+      if (!isObject(call) || typeof call.id !== 'string' || !isObject(call.function) || typeof call.function.name !== 'string') {
+        invalid(`Missing required parameter: 'messages[${i}].tool_calls[${k}]'.`, `messages[${i}].tool_calls[${k}]`);
+      }
+      if (typeof (call as any).function.arguments !== 'string') {
+        invalid(`Invalid type for 'messages[${i}].tool_calls[${k}].function.arguments': expected a string.`, `messages[${i}].tool_calls[${k}].function.arguments`);
+      }
+      pending.add((call as any).id);
+      pendingFrom = i;
+    });
+    arrayOf(msg.reasoning_details).forEach((d, k) => {
+      if (isObject(d) && d.type === 'thinking' && d.signature !== undefined && (typeof d.thinking !== 'string' || d.signature !== thinkingSignature(d.thinking))) {
+        invalid('Invalid signature in thinking block.', `messages[${i}].reasoning_details[${k}].signature`);
+      }
+    });
+  });
+  if (pending.size > 0) unanswered(pending, pendingFrom);
+}
+
+function unanswered(pending: Set<string>, at: number): never {
+  return invalid(
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+      `The following tool_call_ids did not have response messages: ${[...pending].join(', ')}`,
+    `messages.[${at}].role`,
+  );
+}
