@@ -17,7 +17,7 @@ import type { Logger } from './log.js';
 
 /** Upstream statuses that move the request to the next offer (before the first byte). */
 const FAILOVER_STATUS = new Set([401, 403, 404, 408, 409, 429]);
-const isFailoverStatus = (s: number) => s >= 500 || FAILOVER_STATUS.has(s);
+const isFailoverStatus = (s: number) => s >= 500 || s < 400 || FAILOVER_STATUS.has(s);
 
 /** Largest non-streamed upstream body we accept (error bodies and JSON answers). */
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
@@ -128,9 +128,11 @@ export class Chain {
       try {
         result = await this.attempt(ctx, res, offer);
       } catch (e) {
-        // The attempt ended the request (client gone, a client error from the upstream, a broken stream).
-        if (e instanceof ClientGone) breakers.abandon(offer.listing);
-        else if (e instanceof GatewayError && e.status < 500) breakers.success(offer.listing);
+        // The attempt ended the request (client gone, the upstream judged the request bad, a broken
+        // stream, a hook error). Only an upstream verdict on the request says the offer is healthy;
+        // otherwise free a half-open trial slot (harmless after a counted failure).
+        if (e instanceof GatewayError && e.code === 'upstream_rejected') breakers.success(offer.listing);
+        else breakers.abandon(offer.listing);
         if (!ctx.attempts.some((a) => a.listing === offer.listing && a.outcome === 'ok'))
           ctx.attempts.push({
             listing: offer.listing,
@@ -149,11 +151,13 @@ export class Chain {
       breakers.failure(offer.listing);
       ctx.attempts.push({ listing: offer.listing, outcome: 'failed', status: result.status, reason: result.reason, durationMs });
     }
-    const waitMs = Math.min(...ctx.candidates.map((o) => breakers.reopensIn(o.listing)));
+    const waitMs = ctx.candidates.length ? Math.min(...ctx.candidates.map((o) => breakers.reopensIn(o.listing))) : 0;
     const tried = ctx.attempts.map((a) => `${a.listing}: ${a.reason ?? a.outcome}`).join('; ');
     throw unavailable(
       'no_offer_available',
-      `No offer for model ${ctx.model?.id ?? ctx.body.model} could serve this request (${tried}). Retry later.`,
+      tried
+        ? `No offer for model ${ctx.model?.id ?? ctx.body.model} could serve this request (${tried}). Retry later.`
+        : `No offer for model ${ctx.model?.id ?? ctx.body.model} is available for this request. Retry later.`,
       Math.max(1, Math.ceil(waitMs / 1000)),
     );
   }
@@ -379,26 +383,40 @@ export class Chain {
         finish(err, false);
       };
 
+      /** A hook threw: a gateway bug, not an upstream fault. End the request with a 500 / error event. */
+      const hookFailed = (e: unknown) => {
+        call.abort(new AttemptFailed('stream hook failed'));
+        finish(e instanceof Error ? e : new Error(String(e)), false);
+      };
+
       body.on('data', (chunk: Buffer) => {
         if (settled) return;
         idle.refresh();
-        for (const raw of parser.push(chunk)) {
-          const ev = new StreamEvent(raw);
-          const kind = classifyEvent(up.format, ev);
-          if (kind === 'error') return fail(`upstream error event: ${eventErrorMessage(ev)}`);
-          if (kind === 'malformed') return fail('upstream sent a malformed event');
-          sawEvent = true;
-          if (kind === 'output' && !committed) commit();
-          run([ev], 0);
+        try {
+          for (const raw of parser.push(chunk)) {
+            const ev = new StreamEvent(raw);
+            const kind = classifyEvent(up.format, ev);
+            if (kind === 'error') return fail(`upstream error event: ${eventErrorMessage(ev)}`);
+            if (kind === 'malformed') return fail('upstream sent a malformed event');
+            sawEvent = true;
+            if (kind === 'output' && !committed) commit();
+            run([ev], 0);
+          }
+        } catch (e) {
+          hookFailed(e);
         }
       });
       body.once('end', () => {
         if (settled) return;
-        for (const raw of parser.end()) run([new StreamEvent(raw)], 0);
-        if (!sawEvent) return fail('upstream stream ended without any event');
-        for (let i = 0; i < hooks.length; i++) {
-          const tail = hooks[i].onEnd?.();
-          if (tail && tail.length) run(tail, i + 1);
+        try {
+          for (const raw of parser.end()) run([new StreamEvent(raw)], 0);
+          if (!sawEvent) return fail('upstream stream ended without any event');
+          for (let i = 0; i < hooks.length; i++) {
+            const tail = hooks[i].onEnd?.();
+            if (tail && tail.length) run(tail, i + 1);
+          }
+        } catch (e) {
+          return hookFailed(e);
         }
         commit();
         this.deps.breakers.success(up.offer.listing);

@@ -24,8 +24,8 @@ export function unitPrices(p: PriceConfig): UnitPrices {
 export function resolveOffers(cfg: GatewayConfig, simulatorUrl?: string): Map<string, Offer[]> {
   const providers = new Map<string, Provider>();
   for (const p of cfg.providers) {
-    const base = p.simulated ? (p.format === 'chat' ? `${simulatorUrl}/v1` : simulatorUrl) : p.base_url;
-    if (!base) throw new Error(`provider ${p.id} is simulated but no simulator is running`);
+    if (p.simulated && !simulatorUrl) throw new Error(`provider ${p.id} is simulated but no simulator is running`);
+    const base = p.simulated ? (p.format === 'chat' ? `${simulatorUrl}/v1` : simulatorUrl!) : p.base_url;
     providers.set(p.id, { ...p, url: new URL(base.replace(/\/+$/, '')) });
   }
   const models = new Map(cfg.models.map((m) => [m.id, m]));

@@ -24,7 +24,7 @@ export class SseParser {
   /** Feed bytes; returns the events completed by them. */
   push(chunk: Uint8Array | string): SseEvent[] {
     let text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
-    if (this.pendingCR) {
+    if (this.pendingCR && text.length > 0) {
       // A CR ended the previous chunk: a following LF belongs to it.
       if (text.startsWith('\n')) text = text.slice(1);
       this.pendingCR = false;

@@ -1,7 +1,8 @@
-// Input-token estimates before the upstream has counted: a real BPE tokenizer (gpt-tokenizer,
-// o200k) over every piece of text the request carries, scaled up, because the hold must be an
-// upper bound and other vendors' tokenizers produce more tokens for the same text.
-import { countTokens } from 'gpt-tokenizer';
+// Input-token estimates before the upstream has counted: a real BPE tokenizer (gpt-tokenizer's
+// r50k encoding: the smallest in memory, and it counts high) over every piece of text the request
+// carries, scaled up, because the hold must be an upper bound and other vendors' tokenizers
+// produce more tokens for the same text.
+import { countTokens } from 'gpt-tokenizer/encoding/r50k_base';
 import type { WireFormat } from './config-types.js';
 
 /** Other tokenizers count up to ~25% more than o200k on the same text. */

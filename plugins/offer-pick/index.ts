@@ -11,12 +11,11 @@ import { modelsList } from './models-list.js';
 /** Subscription-backed offers bill at least this many output tokens (spec section 8). */
 export const SUBSCRIPTION_MIN_OUTPUT = 16;
 
-/** The output budget the client asked for, or the model's maximum when a chat client gave none. */
-export function requestedOutputBudget(ctx: RequestContext): number {
+/** The output budget the client set, or undefined when a chat client gave none. */
+export function explicitOutputBudget(ctx: RequestContext): number | undefined {
   if (ctx.route === 'count_tokens') return 1;
   const b = ctx.body;
-  if (ctx.clientFormat === 'chat') return b.max_completion_tokens ?? b.max_tokens ?? ctx.model!.max_output_tokens;
-  return b.max_tokens;
+  return ctx.clientFormat === 'chat' ? (b.max_completion_tokens ?? b.max_tokens) : b.max_tokens;
 }
 
 /** Estimated cost of the request on this offer (nano-USD; used only for ordering). */
@@ -52,14 +51,16 @@ export default function offerPick(env: PluginEnv): Plugin {
       }
 
       ctx.features = detectFeatures(ctx.body, ctx.clientFormat);
-      const requested = requestedOutputBudget(ctx);
+      const explicit = explicitOutputBudget(ctx);
+      // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
+      const requested = explicit ?? model.max_output_tokens;
       const input = estimateInputTokens(ctx.body, ctx.clientFormat);
       ctx.estimatedInputTokens = input;
       if (input + requested > model.context_window)
         throw badRequest(
           'context_window_exceeded',
           `The estimated input (${input} tokens) plus the output budget (${requested} tokens) exceeds the context window of ${modelId} (${model.context_window} tokens). Shorten the input or lower ${ctx.clientFormat === 'chat' ? 'max_completion_tokens / max_tokens' : 'max_tokens'}.`,
-          ctx.clientFormat === 'chat' ? 'max_tokens' : 'max_tokens',
+          budgetParam(ctx),
         );
 
       const featureless = offers.filter((o) => missingFeature(o, ctx.features) === undefined);
@@ -67,14 +68,15 @@ export default function offerPick(env: PluginEnv): Plugin {
         const f = missingFeature(offers[0], ctx.features)!;
         throw badRequest('feature_not_supported', `No offer of model ${modelId} supports ${FEATURE_NAMES[f]}; remove it from the request.`, f === 'tools' ? 'tools' : null);
       }
-      const budgetFor = (o: Offer) => (o.subscription ? Math.max(requested, SUBSCRIPTION_MIN_OUTPUT) : requested);
-      const fitting = featureless.filter((o) => o.maxOutputTokens >= requested);
+      const offerBudget = (o: Offer) => (explicit === undefined ? Math.min(requested, o.maxOutputTokens) : requested);
+      const budgetFor = (o: Offer) => (o.subscription ? Math.max(offerBudget(o), SUBSCRIPTION_MIN_OUTPUT) : offerBudget(o));
+      const fitting = explicit === undefined ? featureless : featureless.filter((o) => o.maxOutputTokens >= requested);
       if (fitting.length === 0) {
         const most = Math.max(...featureless.map((o) => o.maxOutputTokens));
         throw badRequest(
           'output_limit_exceeded',
           `The output budget of ${requested} tokens is above what any offer of ${modelId} allows (at most ${most}); lower ${ctx.clientFormat === 'chat' ? 'max_completion_tokens / max_tokens' : 'max_tokens'} to ${most} or less.`,
-          ctx.clientFormat === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+          budgetParam(ctx),
         );
       }
       ctx.outputBudget = Math.max(...fitting.map(budgetFor));
@@ -85,6 +87,10 @@ export default function offerPick(env: PluginEnv): Plugin {
     },
   };
 }
+
+/** The request field that set the output budget. */
+const budgetParam = (ctx: RequestContext) =>
+  ctx.clientFormat === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
 
 function missingFeature(o: Offer, used: Set<Feature>): Feature | undefined {
   for (const f of used) if (!o.supports[f]) return f;

@@ -136,15 +136,14 @@ t.test('client abort reaches the upstream at once', async (t) => {
     { signal: ac.signal },
   );
   let n = 0;
-  await t.rejects(
-    (async () => {
-      for await (const ev of stream) if (ev.type === 'content_block_delta' && ++n === 3) ac.abort();
-    })(),
-  );
-  const rec = gw.sim.received.at(-1)!;
-  await new Promise<void>((resolve) => (rec.closed ? resolve() : rec.onClose(resolve)));
-  t.ok(rec.closed, 'the upstream connection was closed');
-  t.ok(rec.eventsSent < 100, `the upstream stopped early (sent ${rec.eventsSent} events)`);
+  try {
+    for await (const ev of stream) if (ev.type === 'content_block_delta' && ++n === 3) ac.abort();
+  } catch {
+    /* the SDK reports the abort */
+  }
+  const upstream = await gw.sim.received.at(-1)!.ended;
+  t.equal(upstream.completed, false, 'the upstream response was cut off');
+  t.ok(upstream.written < 100, `the upstream stopped early (wrote ${upstream.written} of ~2000 events)`);
 });
 
 t.test('routes: unknown paths are 404 in the right shape', async (t) => {
@@ -183,7 +182,7 @@ t.test('all offers failing: 503 with Retry-After', async (t) => {
   t.ok(Number(r.headers['retry-after']) >= 1);
   const body = JSON.parse(r.text);
   t.equal(body.type, 'error');
-  t.match(body.error.message, /test\/claude@sim-messages: upstream 529/);
+  t.match(body.error.message, /test\/claude@sim-chat: upstream 529/);
 });
 
 t.test('request ids are unique and sortable by time', async (t) => {

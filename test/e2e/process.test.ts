@@ -1,14 +1,14 @@
 // bin/gateway as an operator runs it: config check, serve with the demo account, SIGHUP reload,
 // SIGTERM drain of an in-flight stream.
 import t from 'tap';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import { testConfigObject } from '../helpers/gateway.js';
+import { childEnv, gatewayBin as bin, serveProcess as serve } from '../helpers/process.js';
 
-const bin = join(import.meta.dirname, '../../bin/gateway');
 const dir = mkdtempSync(join(tmpdir(), 'gw-proc-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -30,41 +30,16 @@ t.test('config check names every error by path', async (t) => {
       .replace('format: chat', 'format: grpc')
       .replace('price: { input: 3, output: 15', 'price: { input: -3, output: 15'),
   );
-  const r = spawnSync(process.execPath, [bin, 'config', 'check', '--config', bad, '--json'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [bin, 'config', 'check', '--config', bad, '--json'], { encoding: 'utf8', env: childEnv() });
   t.equal(r.status, 1);
   const out = JSON.parse(r.stdout);
   t.equal(out.ok, false);
   t.ok(out.errors.some((e: string) => e.startsWith('providers[1].format')), out.errors.join('\n'));
   t.ok(out.errors.some((e: string) => e.startsWith('offers[0].price.input')), out.errors.join('\n'));
-  const good = spawnSync(process.execPath, [bin, 'config', 'check', '--config', join(import.meta.dirname, '../../config/gateway.yaml')], { encoding: 'utf8' });
+  const good = spawnSync(process.execPath, [bin, 'config', 'check', '--config', join(import.meta.dirname, '../../config/gateway.yaml')], { encoding: 'utf8', env: childEnv() });
   t.equal(good.status, 0, good.stderr);
   t.match(good.stdout, /OK/);
 });
-
-/** Start `gateway serve` and wait for its "listening" log line. */
-async function serve(config: string) {
-  const child = spawn(process.execPath, [bin, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (err += c));
-  /** Resolves when the gateway's log has a line matching `re` (from `offset` on). */
-  const logLine = (re: RegExp, offset = 0) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const check = () => {
-        const m = re.exec(err.slice(offset));
-        if (m) {
-          child.stderr!.off('data', check);
-          resolve(m);
-        }
-      };
-      child.once('exit', (code) => reject(new Error(`gateway exited ${code}: ${err}`)));
-      child.stderr!.on('data', check);
-      check();
-    });
-  const m = await logLine(/"msg":"gateway listening","url":"([^"]+)"/);
-  return { child, url: m[1], key: /(sk-service-[A-Za-z0-9]+)/.exec(out)?.[1] ?? null, logLine, logSize: () => err.length };
-}
 
 function post(url: string, key: string, body: object): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
@@ -98,7 +73,7 @@ function startStream(url: string, key: string, body: object) {
 
 t.test('serve: demo key works; SIGHUP reloads; SIGTERM lets a stream finish', async (t) => {
   const file = writeConfig('gw.json');
-  const { child, url, key, logLine, logSize } = await serve(file);
+  const { child, url, key, logLine, logSize } = await serve(file, { expectDemoKey: true });
   t.teardown(() => child.kill('SIGKILL'));
   t.ok(key, 'a demo key is printed on first run');
   const ok = await post(url, key!, { model: 'test/gpt', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 });

@@ -1,0 +1,30 @@
+// gateway credits grant | show
+import { formatUsd, parseUsd } from '../store/money.js';
+import { accountByEmail, ArgError, command, isoTime, optional, required, table } from './args.js';
+import type { Command } from './types.js';
+
+export const commands: Command[] = [
+  command('credits grant', 'gateway credits grant --account E --amount USD [--note TEXT]', async (args, io) => {
+    const account = await accountByEmail(io, required(args, 'account'));
+    const amount = parseUsd(required(args, 'amount'));
+    if (amount === 0) throw new ArgError('--amount must be above zero');
+    const ledger = io.store().ledger;
+    const entry = await ledger.grant(account.id, amount, optional(args, 'note'));
+    const { balance } = await ledger.balance(account.id);
+    io.print({ entry, balanceNano: balance },
+      `Granted ${formatUsd(amount)} to ${account.email}; balance is now ${formatUsd(balance)}.`);
+    return 0;
+  }),
+
+  command('credits show', 'gateway credits show --account E', async (args, io) => {
+    const account = await accountByEmail(io, required(args, 'account'));
+    const ledger = io.store().ledger;
+    const { balance } = await ledger.balance(account.id);
+    const entries = await ledger.entries(account.id, { limit: 20 });
+    io.print({ account: account.email, balanceNano: balance, balance: formatUsd(balance), entries },
+      `${account.email}: balance ${formatUsd(balance)}\n` + (entries.length === 0 ? 'No journal entries.' :
+        `Last ${entries.length} journal entries:\n` + table(['ID', 'TIME', 'KIND', 'AMOUNT', 'NOTE'],
+          entries.map((e) => [String(e.id), isoTime(e.createdAt), e.kind, formatUsd(e.amountNano), e.note ?? '']))));
+    return 0;
+  }),
+];

@@ -1,0 +1,53 @@
+// gateway keys create | list | revoke
+import { formatUsd, parseUsd } from '../store/money.js';
+import type { ApiKeyRecord } from '../store/types.js';
+import { accountByEmail, ArgError, command, isoTime, modelList, optional, positiveInt, required, table } from './args.js';
+import type { Command } from './types.js';
+
+const display = (k: ApiKeyRecord) => `${k.prefix}…`;
+
+export const commands: Command[] = [
+  command('keys create', 'gateway keys create --account E --name N [--models ID,ID] [--monthly-limit USD]   prints the key once',
+    async (args, io) => {
+      const account = await accountByEmail(io, required(args, 'account'));
+      const models = optional(args, 'models');
+      const limit = optional(args, 'monthly-limit');
+      const { key, secret } = await io.store().keys.create({
+        accountId: account.id,
+        name: required(args, 'name'),
+        allowedModels: models === undefined ? null : modelList(io, models, '--models'),
+        monthlyLimitNano: limit === undefined ? null : parseUsd(limit),
+      });
+      io.print({ key, secret },
+        `Created key ${key.id} "${key.name}" for ${account.email}` +
+        (key.allowedModels ? `, models: ${key.allowedModels.join(', ')}` : '') +
+        (key.monthlyLimitNano !== null ? `, monthly limit ${formatUsd(key.monthlyLimitNano)}` : '') +
+        `.\nAPI key (shown only this once; store it now):\n\n  ${secret}\n`);
+      return 0;
+    }),
+
+  command('keys list', 'gateway keys list --account E', async (args, io) => {
+    const account = await accountByEmail(io, required(args, 'account'));
+    const store = io.store();
+    const keys = await store.keys.list(account.id);
+    const rows = await Promise.all(keys.map(async (k) => ({ ...k, monthToDateNano: await store.ledger.monthToDate(k.id) })));
+    io.print(rows, rows.length === 0 ? `${account.email} has no API keys.` : table(
+      ['ID', 'NAME', 'KEY', 'MODELS', 'MONTHLY LIMIT', 'THIS MONTH', 'LAST USED', 'STATUS'],
+      rows.map((k) => [String(k.id), k.name, display(k), k.allowedModels?.join(',') ?? 'any',
+        k.monthlyLimitNano === null ? 'none' : formatUsd(k.monthlyLimitNano), formatUsd(k.monthToDateNano),
+        isoTime(k.lastUsedAt), k.revokedAt === null ? 'active' : `revoked ${isoTime(k.revokedAt)}`]),
+    ));
+    return 0;
+  }),
+
+  command('keys revoke', 'gateway keys revoke KEY_ID', async (args, io) => {
+    const id = positiveInt(required(args, '_0', 'KEY_ID'), 'KEY_ID');
+    const store = io.store();
+    const key = await store.keys.get(id);
+    if (!key) throw new ArgError(`no key with id ${id}`);
+    if (!(await store.keys.revoke(id))) throw new ArgError(`key ${id} (${display(key)}) was already revoked`);
+    io.print({ ...key, revokedAt: (await store.keys.get(id))!.revokedAt },
+      `Revoked key ${id} "${key.name}" (${display(key)}); it is refused from the next request on.`);
+    return 0;
+  }),
+];

@@ -1,0 +1,20 @@
+// Opening the store named by the config. SQLite is the embedded default (and the only backend yet).
+import type { GatewayConfig } from '../config-types.js';
+import type { Store } from './types.js';
+import { openSqliteStore } from './sqlite/store.js';
+
+export type * from './types.js';
+export { StoreError } from './types.js';
+
+export interface StoreOptions {
+  /** Milliseconds since the epoch (tests inject one to cross month boundaries). */
+  clock?: () => number;
+}
+
+export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
+  return openSqliteStore({
+    path: config.storage.sqlite,
+    commitIntervalMs: config.storage.commit_interval_ms ?? 5,
+    clock: opts.clock ?? Date.now,
+  });
+}

@@ -1,0 +1,63 @@
+// Accounts: an email (unique, case-insensitive) and an optional dashboard password hash.
+import type { Account, Accounts } from '../types.js';
+import { StoreError } from '../types.js';
+import { hashPassword } from '../password.js';
+import type { ChangeWatcher } from './changes.js';
+import type { MonthClock } from './month.js';
+import type { Db } from './open.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+interface AccountRow {
+  id: number;
+  email: string;
+  password_hash: string | null;
+  created_at: number;
+}
+
+const toAccount = (r: AccountRow): Account =>
+  ({ id: r.id, email: r.email, createdAt: r.created_at, hasPassword: r.password_hash !== null });
+
+export class SqliteAccounts implements Accounts {
+  private readonly stmt;
+
+  constructor(db: Db, private readonly changes: ChangeWatcher, private readonly months: MonthClock) {
+    this.stmt = {
+      insert: db.prepare('INSERT INTO accounts (email, password_hash, created_at) VALUES (?, ?, ?)'),
+      byEmail: db.prepare('SELECT * FROM accounts WHERE email = ?'),
+      byId: db.prepare('SELECT * FROM accounts WHERE id = ?'),
+      count: db.prepare('SELECT COUNT(*) FROM accounts').pluck(),
+    };
+  }
+
+  async create(input: { email: string; password?: string }): Promise<Account> {
+    const email = input.email.trim().toLowerCase();
+    if (!EMAIL.test(email)) throw new StoreError('invalid', `"${input.email}" is not an email address`);
+    const hash = input.password === undefined ? null : await hashPassword(input.password);
+    const now = this.months.now();
+    try {
+      const r = this.stmt.insert.run(email, hash, now);
+      this.changes.bump();
+      return { id: Number(r.lastInsertRowid), email, createdAt: now, hasPassword: hash !== null };
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new StoreError('conflict', `an account with email ${email} already exists`);
+      }
+      throw err;
+    }
+  }
+
+  async byEmail(email: string): Promise<Account | null> {
+    const r = this.stmt.byEmail.get(email.trim()) as AccountRow | undefined;
+    return r ? toAccount(r) : null;
+  }
+
+  async byId(id: number): Promise<Account | null> {
+    const r = this.stmt.byId.get(id) as AccountRow | undefined;
+    return r ? toAccount(r) : null;
+  }
+
+  async count(): Promise<number> {
+    return this.stmt.count.get() as number;
+  }
+}

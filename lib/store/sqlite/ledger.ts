@@ -1,0 +1,316 @@
+// The credit ledger. Balances, open holds and each key's month-to-date spend live in memory and
+// are authoritative for admission: reserve() checks and counts a hold in one synchronous step, so
+// concurrent requests in this process can never overspend. Holds and charges reach the database
+// with the next batch; credits (grants) are written at once with an fsync. Rows other processes
+// add to the journal are read in whenever SQLite reports a foreign commit.
+import type {
+  BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult,
+} from '../types.js';
+import { StoreError } from '../types.js';
+import type { BatchPart, WriteBatcher } from './batch.js';
+import type { ChangeWatcher } from './changes.js';
+import type { MonthClock } from './month.js';
+import { durableTransaction, type Db } from './open.js';
+
+interface AccountMoney {
+  balance: number;
+  held: number;
+}
+
+interface KeyMoney {
+  month: string;
+  spent: number;
+  held: number;
+}
+
+interface HoldState extends Hold {
+  requestId: string | null;
+  status: 'open' | 'settled' | 'released';
+  charged: number;
+  endedAt: number | null;
+  /** The row exists in the database (inserted by an earlier batch). */
+  persisted: boolean;
+}
+
+interface PendingCharge {
+  accountId: number;
+  keyId: number;
+  amount: number;
+  holdId: string;
+  createdAt: number;
+  month: string;
+}
+
+interface JournalRow {
+  id: number;
+  account_id: number;
+  key_id: number | null;
+  kind: EntryKind;
+  amount: number;
+  hold_id: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+/** Identifies this process on the hold rows it owns (see releaseAbandonedHolds). */
+export interface HoldOwner {
+  pid: number;
+  token: string;
+}
+
+export class SqliteLedger implements Ledger, BatchPart {
+  private readonly accounts = new Map<number, AccountMoney>();
+  private readonly keys = new Map<number, KeyMoney>();
+  private readonly open = new Map<string, HoldState>();
+  private readonly dirtyHolds = new Set<HoldState>();
+  private charges: PendingCharge[] = [];
+  /** Every journal row with an id up to this one is reflected in memory. */
+  private lastJournalId = 0;
+  private writtenJournalId = 0;
+  private holdSeq = 0;
+  private closed = false;
+
+  private readonly stmt;
+
+  constructor(
+    private readonly db: Db,
+    private readonly batcher: WriteBatcher,
+    private readonly changes: ChangeWatcher,
+    private readonly months: MonthClock,
+    private readonly owner: HoldOwner,
+  ) {
+    this.stmt = {
+      journalSince: db.prepare('SELECT * FROM journal WHERE id > ? ORDER BY id'),
+      insertHold: db.prepare(`INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged,
+        created_at, ended_at, owner_pid, owner_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      endHold: db.prepare(`UPDATE holds SET status = ?, charged = ?, ended_at = ? WHERE id = ? AND status = 'open'`),
+      insertEntry: db.prepare(`INSERT INTO journal (account_id, key_id, kind, amount, hold_id, note, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      addBalance: db.prepare(`INSERT INTO balances (account_id, balance) VALUES (?, ?)
+        ON CONFLICT (account_id) DO UPDATE SET balance = balance + excluded.balance`),
+      addSpend: db.prepare(`INSERT INTO key_spend (key_id, month, spent) VALUES (?, ?, ?)
+        ON CONFLICT (key_id, month) DO UPDATE SET spent = spent + excluded.spent`),
+      entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
+    };
+    this.load();
+    changes.setForeignHandler(() => this.readForeignEntries());
+    batcher.add(this);
+  }
+
+  /** One consistent snapshot of the cached aggregates (not the whole journal). */
+  private load(): void {
+    const month = this.months.month();
+    this.db.transaction(() => {
+      for (const r of this.db.prepare('SELECT account_id, balance FROM balances').all() as any[]) {
+        this.accounts.set(r.account_id, { balance: r.balance, held: 0 });
+      }
+      for (const r of this.db.prepare('SELECT key_id, spent FROM key_spend WHERE month = ?').all(month) as any[]) {
+        this.keys.set(r.key_id, { month, spent: r.spent, held: 0 });
+      }
+      this.lastJournalId = (this.db.prepare('SELECT MAX(id) FROM journal').pluck().get() as number | null) ?? 0;
+    })();
+  }
+
+  private account(id: number): AccountMoney {
+    let a = this.accounts.get(id);
+    if (!a) this.accounts.set(id, (a = { balance: 0, held: 0 }));
+    return a;
+  }
+
+  /** The key's counters, rolled over to `month` (spend restarts; open holds carry on). */
+  private key(id: number, month = this.months.month()): KeyMoney {
+    let k = this.keys.get(id);
+    if (!k) this.keys.set(id, (k = { month, spent: 0, held: 0 }));
+    else if (k.month !== month) {
+      k.month = month;
+      k.spent = 0;
+    }
+    return k;
+  }
+
+  private readForeignEntries(): void {
+    for (const r of this.stmt.journalSince.all(this.lastJournalId) as JournalRow[]) {
+      this.account(r.account_id).balance += r.amount;
+      if (r.kind === 'charge' && r.key_id !== null) {
+        const month = this.months.month(r.created_at);
+        if (month === this.months.month()) this.key(r.key_id, month).spent -= r.amount;
+      }
+      this.lastJournalId = r.id;
+    }
+  }
+
+  async balance(accountId: number): Promise<BalanceSummary> {
+    const a = this.account(accountId);
+    return { balance: a.balance, held: a.held, available: Math.max(0, a.balance - a.held) };
+  }
+
+  async monthToDate(keyId: number): Promise<number> {
+    return this.key(keyId).spent;
+  }
+
+  async reserve(req: ReserveRequest): Promise<ReserveResult> {
+    if (this.closed) throw new StoreError('invalid', 'store is closed');
+    const { amount } = req;
+    if (!Number.isSafeInteger(amount) || amount < 0) throw new StoreError('invalid', `bad hold amount ${amount}`);
+    const a = this.account(req.accountId);
+    const available = a.balance - a.held;
+    if (amount > a.balance && available > 0) {
+      return { ok: false, reason: 'hold_too_large', amount, exceeds: 'balance', balance: a.balance };
+    }
+    if (amount > available) return { ok: false, reason: 'insufficient_credit', amount, available: Math.max(0, available) };
+    const k = this.key(req.keyId);
+    const limit = req.monthlyLimitNano;
+    if (limit !== null) {
+      if (amount > limit) return { ok: false, reason: 'hold_too_large', amount, exceeds: 'monthly_limit', limit };
+      if (k.spent + k.held + amount > limit) {
+        return { ok: false, reason: 'monthly_limit_reached', amount, limit, monthToDate: k.spent, keyHeld: k.held };
+      }
+    }
+    const now = this.months.now();
+    const h: HoldState = {
+      id: this.holdId(now), accountId: req.accountId, keyId: req.keyId, amount, createdAt: now,
+      requestId: req.requestId ?? null, status: 'open', charged: 0, endedAt: null, persisted: false,
+    };
+    a.held += amount;
+    k.held += amount;
+    this.open.set(h.id, h);
+    this.dirtyHolds.add(h);
+    this.batcher.schedule();
+    return { ok: true, hold: { id: h.id, accountId: h.accountId, keyId: h.keyId, amount, createdAt: h.createdAt } };
+  }
+
+  /**
+   * Time-ordered ids (time, then a counter, then this process's token for uniqueness): each batch
+   * appends to the end of the holds index instead of dirtying a random page per hold.
+   */
+  private holdId(now: number): string {
+    return `${now.toString(36)}-${(this.holdSeq++).toString(36).padStart(6, '0')}-${this.owner.token.slice(0, 8)}`;
+  }
+
+  async settle(holdId: string, chargeNano: number): Promise<number | null> {
+    const h = this.open.get(holdId);
+    if (!h) return null;
+    // Upstream numbers are not trusted: the charge is an integer within [0, hold].
+    const charged = Number.isFinite(chargeNano) ? Math.min(h.amount, Math.max(0, Math.floor(chargeNano))) : 0;
+    const now = this.months.now();
+    this.end(h, 'settled', charged, now);
+    if (charged > 0) {
+      const month = this.months.month(now);
+      this.account(h.accountId).balance -= charged;
+      this.key(h.keyId, month).spent += charged;
+      this.charges.push({ accountId: h.accountId, keyId: h.keyId, amount: charged, holdId, createdAt: now, month });
+    }
+    return charged;
+  }
+
+  async release(holdId: string): Promise<boolean> {
+    const h = this.open.get(holdId);
+    if (!h) return false;
+    this.end(h, 'released', 0, this.months.now());
+    return true;
+  }
+
+  private end(h: HoldState, status: 'settled' | 'released', charged: number, now: number): void {
+    this.open.delete(h.id);
+    this.account(h.accountId).held -= h.amount;
+    this.key(h.keyId).held -= h.amount;
+    h.status = status;
+    h.charged = charged;
+    h.endedAt = now;
+    this.dirtyHolds.add(h);
+    this.batcher.schedule();
+  }
+
+  async grant(accountId: number, amountNano: number, note?: string): Promise<LedgerEntry> {
+    if (!Number.isSafeInteger(amountNano) || amountNano <= 0) {
+      throw new StoreError('invalid', 'a grant must be a positive amount');
+    }
+    const now = this.months.now();
+    const id = durableTransaction(this.db, () => {
+      this.changes.check();
+      const r = this.stmt.insertEntry.run(accountId, null, 'grant', amountNano, null, note ?? null, now);
+      this.stmt.addBalance.run(accountId, amountNano);
+      return Number(r.lastInsertRowid);
+    });
+    this.lastJournalId = id;
+    this.account(accountId).balance += amountNano;
+    this.changes.bump();
+    return { id, accountId, keyId: null, kind: 'grant', amountNano, holdId: null, note: note ?? null, createdAt: now };
+  }
+
+  async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
+    return (this.stmt.entries.all(accountId, opts.limit ?? 20) as JournalRow[]).map((r) => ({
+      id: r.id, accountId: r.account_id, keyId: r.key_id, kind: r.kind, amountNano: r.amount,
+      holdId: r.hold_id, note: r.note, createdAt: r.created_at,
+    }));
+  }
+
+  // --- batch part: runs inside the batch transaction ---
+
+  write(): void {
+    // Foreign rows first, so that our new rows' ids are above everything already in memory.
+    this.changes.check();
+    for (const h of this.dirtyHolds) {
+      if (!h.persisted) {
+        this.stmt.insertHold.run(h.id, h.accountId, h.keyId, h.requestId, h.amount, h.status, h.charged,
+          h.createdAt, h.endedAt, this.owner.pid, this.owner.token);
+      } else if (h.status !== 'open') {
+        this.stmt.endHold.run(h.status, h.charged, h.endedAt, h.id);
+      }
+    }
+    const balances = new Map<number, number>();
+    const spend = new Map<string, [number, string, number]>();
+    this.writtenJournalId = 0;
+    for (const c of this.charges) {
+      const r = this.stmt.insertEntry.run(c.accountId, c.keyId, 'charge', -c.amount, c.holdId, null, c.createdAt);
+      this.writtenJournalId = Number(r.lastInsertRowid);
+      balances.set(c.accountId, (balances.get(c.accountId) ?? 0) - c.amount);
+      const sk = `${c.keyId} ${c.month}`;
+      const s = spend.get(sk);
+      if (s) s[2] += c.amount;
+      else spend.set(sk, [c.keyId, c.month, c.amount]);
+    }
+    for (const [account, delta] of balances) this.stmt.addBalance.run(account, delta);
+    for (const s of spend.values()) this.stmt.addSpend.run(...s);
+  }
+
+  committed(): void {
+    for (const h of this.dirtyHolds) h.persisted = true;
+    this.dirtyHolds.clear();
+    this.charges = [];
+    if (this.writtenJournalId > this.lastJournalId) this.lastJournalId = this.writtenJournalId;
+  }
+
+  /** Shutdown: holds still open can no longer be settled; release them before the last batch. */
+  releaseAll(): void {
+    const now = this.months.now();
+    for (const h of [...this.open.values()]) this.end(h, 'released', 0, now);
+    this.closed = true;
+  }
+}
+
+/**
+ * Release open holds whose owning process is gone: a process that died holding them (its pid no
+ * longer runs, or is ours now, e.g. pid 1 in a restarted container). Holds of another live
+ * process on the same file (a running server while the command line opens the store) stay open.
+ */
+export function releaseAbandonedHolds(db: Db, now: number, liveTokens: ReadonlySet<string>): number {
+  const owners = db.prepare(`SELECT DISTINCT owner_pid, owner_token FROM holds WHERE status = 'open'`).all() as
+    { owner_pid: number; owner_token: string }[];
+  const release = db.prepare(`UPDATE holds SET status = 'released', ended_at = ? WHERE status = 'open' AND owner_token = ?`);
+  let n = 0;
+  for (const o of owners) {
+    if (liveTokens.has(o.owner_token)) continue;
+    if (o.owner_pid === process.pid || !processRuns(o.owner_pid)) n += release.run(now, o.owner_token).changes;
+  }
+  return n;
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,54 @@
+// Opening the SQLite file: pragmas, then the migrations in lib/store/migrations, in name order.
+import Database from 'better-sqlite3';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { packageRoot } from '../../package-root.js';
+
+export type Db = Database.Database;
+
+/** Found from the package root, so the same folder serves source (tests) and compiled code in dist/. */
+export const migrationsDir = join(packageRoot(), 'lib', 'store', 'migrations');
+
+export function openDatabase(file: string): Db {
+  const path = file === ':memory:' ? file : resolve(file);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  // Waits (blocking) for another process's write lock; only the rare command-line writes contend.
+  const db = new Database(path, { timeout: 5000 });
+  db.pragma('journal_mode = WAL');
+  // synchronous = NORMAL: in WAL mode a commit is a write() to the WAL, without fsync; the WAL is
+  // synced at checkpoints. A killed process loses nothing committed (the OS has the pages); a power
+  // loss or kernel crash may lose the last commits, never the file's consistency. FULL would add an
+  // fsync per commit on the event loop. Credit grants and top-ups are the exception: they switch to
+  // FULL for their own commit (see durableTransaction), so a confirmed credit survives power loss.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort();
+  const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').pluck();
+  const record = db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)');
+  for (const name of files) {
+    if (applied.get(name)) continue;
+    const sql = readFileSync(join(migrationsDir, name), 'utf8');
+    // IMMEDIATE takes the write lock first, so two processes opening at once apply each file once.
+    db.transaction(() => {
+      if (applied.get(name)) return;
+      db.exec(sql);
+      record.run(name, Date.now());
+    }).immediate();
+  }
+}
+
+/** Run `fn` in a write transaction committed with an fsync (for credits that must survive power loss). */
+export function durableTransaction<T>(db: Db, fn: () => T): T {
+  db.pragma('synchronous = FULL');
+  try {
+    return db.transaction(fn).immediate();
+  } finally {
+    db.pragma('synchronous = NORMAL');
+  }
+}

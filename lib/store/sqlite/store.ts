@@ -1,0 +1,61 @@
+// The SQLite store: one connection, one write batcher, in-memory ledger state.
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../types.js';
+import { SqliteAccounts } from './accounts.js';
+import { WriteBatcher } from './batch.js';
+import { ChangeWatcher } from './changes.js';
+import { SqliteHistory } from './history.js';
+import { SqliteApiKeys } from './keys.js';
+import { SqliteLedger, releaseAbandonedHolds } from './ledger.js';
+import { MonthClock } from './month.js';
+import { openDatabase } from './open.js';
+import { SqliteRouting } from './routing.js';
+
+/** Owner tokens of the stores open in this process: their holds are never "abandoned". */
+const liveTokens = new Set<string>();
+
+export interface SqliteStoreOptions {
+  path: string;
+  commitIntervalMs: number;
+  clock: () => number;
+}
+
+export function openSqliteStore(opts: SqliteStoreOptions): Store {
+  const db = openDatabase(opts.path);
+  const months = new MonthClock(opts.clock);
+  const owner = { pid: process.pid, token: randomUUID() };
+  db.transaction(() => releaseAbandonedHolds(db, months.now(), liveTokens)).immediate();
+  liveTokens.add(owner.token);
+
+  const batcher = new WriteBatcher(db, opts.commitIntervalMs);
+  const changes = new ChangeWatcher(db);
+  const ledger = new SqliteLedger(db, batcher, changes, months, owner);
+  let closed: Promise<void> | undefined;
+
+  return {
+    accounts: new SqliteAccounts(db, changes, months),
+    keys: new SqliteApiKeys(db, batcher, changes, months),
+    routing: new SqliteRouting(db, changes),
+    ledger,
+    history: new SqliteHistory(db, batcher),
+    location: db.name,
+    async sync() {
+      return changes.check();
+    },
+    async flush() {
+      batcher.flush();
+    },
+    close() {
+      closed ??= (async () => {
+        ledger.releaseAll();
+        try {
+          batcher.close();
+        } finally {
+          liveTokens.delete(owner.token);
+          db.close();
+        }
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,200 @@
+// The storage contract. Nothing here is SQLite-specific: a PostgreSQL backend must be able to
+// implement the same interfaces (hence promises wherever a networked store would wait).
+// Money is integer nano-USD (1e-9 USD); times are milliseconds since the epoch.
+import type { Attempt, Outcome, Route, RoutingSettings, Usage } from '../context.js';
+
+export interface Account {
+  id: number;
+  email: string;
+  createdAt: number;
+  /** A dashboard login exists (the hash itself never leaves the store). */
+  hasPassword: boolean;
+}
+
+export interface Accounts {
+  /** Throws StoreError 'conflict' when the email is taken (emails compare case-insensitively). */
+  create(input: { email: string; password?: string }): Promise<Account>;
+  byEmail(email: string): Promise<Account | null>;
+  byId(id: number): Promise<Account | null>;
+  count(): Promise<number>;
+}
+
+export interface ApiKeyRecord {
+  id: number;
+  accountId: number;
+  name: string;
+  /** Short display form, e.g. "sk-service-AbC12xYz…"; also the lookup handle (not secret). */
+  prefix: string;
+  /** null = any model. */
+  allowedModels: string[] | null;
+  monthlyLimitNano: number | null;
+  createdAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+/** A key record with its secret's hash, for the constant-time comparison in auth. */
+export interface ApiKeyCredential extends ApiKeyRecord {
+  hash: Buffer;
+}
+
+export interface NewApiKey {
+  accountId: number;
+  name: string;
+  allowedModels?: string[] | null;
+  monthlyLimitNano?: number | null;
+}
+
+export interface ApiKeys {
+  /** The secret is returned once and never stored (only its sha256 and display prefix are). */
+  create(input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string }>;
+  list(accountId: number): Promise<ApiKeyRecord[]>;
+  get(id: number): Promise<ApiKeyRecord | null>;
+  /** false when the key is unknown or already revoked. */
+  revoke(id: number): Promise<boolean>;
+  /** Keys (revoked ones included) whose display prefix is `prefix`; usually zero or one. */
+  findByPrefix(prefix: string): Promise<ApiKeyCredential[]>;
+  /** Record use of a key; written with the next batch (last-used time is advisory). */
+  touch(id: number): void;
+}
+
+export interface Routing {
+  /** The account's settings; defaults (no restriction) when none were set. */
+  get(accountId: number): Promise<RoutingSettings>;
+  /** Changes only the fields present in `patch`. */
+  set(accountId: number, patch: Partial<RoutingSettings>): Promise<RoutingSettings>;
+}
+
+export type EntryKind = 'grant' | 'topup' | 'charge' | 'adjustment';
+
+export interface LedgerEntry {
+  id: number;
+  accountId: number;
+  keyId: number | null;
+  kind: EntryKind;
+  /** Signed: credits positive, charges negative. */
+  amountNano: number;
+  holdId: string | null;
+  note: string | null;
+  createdAt: number;
+}
+
+export interface BalanceSummary {
+  /** Posted credits − posted charges. */
+  balance: number;
+  /** Open holds of this gateway process. */
+  held: number;
+  /** balance − held; never below zero. */
+  available: number;
+}
+
+export interface Hold {
+  id: string;
+  accountId: number;
+  keyId: number;
+  amount: number;
+  createdAt: number;
+}
+
+export interface ReserveRequest {
+  accountId: number;
+  keyId: number;
+  amount: number;
+  /** The key's monthly limit; null = none. */
+  monthlyLimitNano: number | null;
+  /** Request id, kept with the hold for tracing. */
+  requestId?: string;
+}
+
+export type ReserveRefusal =
+  | { ok: false; reason: 'insufficient_credit'; amount: number; available: number }
+  | { ok: false; reason: 'monthly_limit_reached'; amount: number; limit: number; monthToDate: number; keyHeld: number }
+  | { ok: false; reason: 'hold_too_large'; amount: number; exceeds: 'balance'; balance: number }
+  | { ok: false; reason: 'hold_too_large'; amount: number; exceeds: 'monthly_limit'; limit: number };
+
+export type ReserveResult = { ok: true; hold: Hold } | ReserveRefusal;
+
+export interface Ledger {
+  balance(accountId: number): Promise<BalanceSummary>;
+  /** The key's posted charges in the current calendar month (UTC). */
+  monthToDate(keyId: number): Promise<number>;
+  /**
+   * Admit and create a hold atomically: available balance and the key's month-to-date spend plus
+   * open holds are checked and the hold is counted before any other reserve can run.
+   */
+  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /**
+   * End a hold with a charge, clamped to [0, hold]; the rest is released. Returns the amount
+   * charged, or null when the hold is unknown or already ended (each hold ends exactly once).
+   */
+  settle(holdId: string, chargeNano: number): Promise<number | null>;
+  /** End a hold without charge; false when unknown or already ended. */
+  release(holdId: string): Promise<boolean>;
+  /** Add operator credit (kind 'grant'); durable before the promise resolves. */
+  grant(accountId: number, amountNano: number, note?: string): Promise<LedgerEntry>;
+  /** Newest first. */
+  entries(accountId: number, opts?: { limit?: number }): Promise<LedgerEntry[]>;
+}
+
+export type HistoryStatus = Outcome;
+
+export interface HistoryRow {
+  requestId: string;
+  /** Arrival time. */
+  time: number;
+  accountId: number;
+  keyId: number;
+  route: Route;
+  /** The model id the client asked for. */
+  model: string | null;
+  /** The serving offer's listing. */
+  listing: string | null;
+  attempts: Attempt[];
+  status: HistoryStatus;
+  httpStatus: number | null;
+  stream: boolean;
+  usage: Usage;
+  holdNano: number;
+  costNano: number;
+  latencyMs: number;
+  /** Time to first byte; null when nothing was sent. */
+  ttfbMs: number | null;
+  error: string | null;
+}
+
+export interface History {
+  /** Queued; durable with the next batch. */
+  record(row: HistoryRow): void;
+  get(requestId: string): Promise<HistoryRow | null>;
+  /** Newest first. */
+  list(accountId: number, opts?: { limit?: number }): Promise<HistoryRow[]>;
+}
+
+export interface Store {
+  readonly accounts: Accounts;
+  readonly keys: ApiKeys;
+  readonly routing: Routing;
+  readonly ledger: Ledger;
+  readonly history: History;
+  /** Where the data lives (file path for SQLite), for messages and test helpers. */
+  readonly location: string;
+  /**
+   * Take in changes made by other processes (the command line, a dashboard) and return a counter
+   * that moves whenever keys, routing, accounts or credits changed (here or elsewhere): a cache
+   * keyed on it is never stale by more than one call. Cheap when nothing changed.
+   */
+  sync(): Promise<number>;
+  /** Write everything queued now. */
+  flush(): Promise<void>;
+  /** Flush, release holds still open, close. */
+  close(): Promise<void>;
+}
+
+export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid';
+
+export class StoreError extends Error {
+  constructor(readonly code: StoreErrorCode, message: string) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}

@@ -1,0 +1,53 @@
+// A 10 MB stream passes through the gateway with its memory flat: nothing buffers the whole stream.
+import t from 'tap';
+import http from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testConfigObject } from '../helpers/gateway.js';
+import { serveProcess } from '../helpers/process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-mem-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Stream a request, discarding the body; returns the bytes received. */
+function drain(url: string, key: string, body: object, onChunk: () => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' } }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => {
+        n += c.length;
+        onChunk();
+      });
+      res.on("end", () => (res.statusCode === 200 ? resolve(n) : reject(new Error(`status ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+t.test('10 MB stream, messages client to messages upstream and converted to chat', async (t) => {
+  const cfg = testConfigObject(join(dir, 'gw.db'));
+  cfg.demo = { enabled: true, email: 'mem@example.com', credit_usd: 1000 };
+  cfg.upstream.idle_timeout_ms = 10000;
+  // ~1.7 million one-token words make 10 MB: allow that much output.
+  Object.assign(cfg.models[0], { context_window: 3_000_000, max_output_tokens: 2_500_000 });
+  const file = join(dir, 'gw.json');
+  writeFileSync(file, JSON.stringify(cfg));
+  const gw = await serveProcess(file, { expectDemoKey: true });
+  t.teardown(() => gw.child.kill('SIGKILL'));
+
+  const body = (model: string) => ({ model, max_tokens: 2_500_000, stream: true, messages: [{ role: 'user', content: 'big <<sim bytes=10000000>>' }] });
+  // Warm up (JIT, pools, SQLite pages), then measure the peak over a 10 MB stream.
+  await drain(`${gw.url}/v1/messages`, gw.key!, { ...body('test/claude'), messages: [{ role: 'user', content: 'warm <<sim bytes=1000000>>' }] }, () => {});
+  const base = gw.memory().rss;
+  let peak = 0;
+  let chunks = 0;
+  const n = await drain(`${gw.url}/v1/messages`, gw.key!, body('test/claude'), () => {
+    if (++chunks % 200 === 0) peak = Math.max(peak, gw.memory().rss);
+  });
+  t.ok(n > 10_000_000, `received ${n} bytes`);
+  const growth = (peak - base) / 1e6;
+  t.ok(growth < 25, `RSS grew by ${growth.toFixed(1)} MB over a 10 MB stream (base ${(base / 1e6).toFixed(1)} MB)`);
+});

@@ -1,0 +1,56 @@
+// `bin/gateway serve` in a child process, as an operator runs it.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+
+export const gatewayBin = join(import.meta.dirname, '../../bin/gateway');
+
+/** The environment for a child gateway: without the test runner's loaders (it runs the built dist/). */
+export function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+/** `expectDemoKey`: wait until the one-time demo key has been printed too. */
+export async function serveProcess(configFile: string, opts: { expectDemoKey?: boolean } = {}) {
+  const child = spawn(process.execPath, [gatewayBin, 'serve', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (err += c));
+  /** Resolves when the gateway's log has a line matching `re` (looking from `offset` on). */
+  const logLine = (re: RegExp, offset = 0) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = re.exec(err.slice(offset));
+        if (m) {
+          child.stderr!.off('data', check);
+          resolve(m);
+        }
+      };
+      child.once('exit', (code) => reject(new Error(`gateway exited ${code}: ${err}`)));
+      child.stderr!.on('data', check);
+      check();
+    });
+  const m = await logLine(/"msg":"gateway listening","url":"([^"]+)"/);
+  if (opts.expectDemoKey && !/sk-service-/.test(out))
+    await new Promise<void>((resolve) => {
+      const check = () => /sk-service-\w+/.test(out) && (child.stdout!.off('data', check), resolve());
+      child.stdout!.on('data', check);
+    });
+  return {
+    child,
+    url: m[1],
+    /** The demo key printed on first run, if any. */
+    key: /(sk-service-[A-Za-z0-9]+)/.exec(out)?.[1] ?? null,
+    logLine,
+    logSize: () => err.length,
+    /** Peak and current resident memory of the gateway process, in bytes (Linux /proc). */
+    memory() {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)![1]) * 1024;
+      return { peak: kb('VmHWM'), rss: kb('VmRSS') };
+    },
+  };
+}

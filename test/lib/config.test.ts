@@ -1,0 +1,231 @@
+// parseConfig / loadConfig: YAML and JSON, ${ENV} substitution, every schema error named by its
+// path, cross-reference errors, defaults filled in; the shipped config/gateway.yaml loads.
+import t, { type Test } from 'tap';
+import { resolve } from 'node:path';
+import { ConfigError, configPath, loadConfig, parseConfig } from '../../lib/config.js';
+import { resolveOffers } from '../../lib/offers.js';
+import { packageRoot } from '../../lib/package-root.js';
+
+/** A minimal valid config object; tests change copies of it. */
+const minimal = () => ({
+  providers: [{ id: 'p', format: 'messages', base_url: 'https://api.example.com' }],
+  models: [{ id: 'm/a', context_window: 1000, max_output_tokens: 100 }],
+  offers: [{ listing: 'm/a@p', model: 'm/a', provider: 'p', upstream_model: 'up', price: { input: 1, output: 2 } }],
+});
+
+/** The problems of a config that must be refused. */
+function problemsOf(t: Test, text: string, source = 'c.json', env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(text, source, env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      t.equal(e.source, source, 'the error names the file');
+      t.match(e.message, source);
+      for (const p of e.problems) t.ok(e.message.includes(p), `message lists "${p}"`);
+      return e.problems;
+    }
+    throw e;
+  }
+  t.fail('the config was accepted');
+  return [];
+}
+
+const json = (o: unknown) => JSON.stringify(o);
+
+t.test('the shipped config/gateway.yaml loads and resolves', async (t) => {
+  const path = resolve(packageRoot(), 'config/gateway.yaml');
+  const cfg = loadConfig(path, {});
+  t.equal(cfg.source, path);
+  t.ok(cfg.providers.length > 0 && cfg.models.length > 0 && cfg.offers.length > 0);
+  const byModel = resolveOffers(cfg, 'http://127.0.0.1:1');
+  for (const m of cfg.models) t.ok(byModel.get(m.id)!.length > 0, `model ${m.id} has offers`);
+});
+
+t.test('YAML and JSON give the same config', async (t) => {
+  const yaml = `
+providers:
+  - id: p
+    format: messages
+    base_url: https://api.example.com   # a comment
+models:
+  - { id: m/a, context_window: 1000, max_output_tokens: 100 }
+offers:
+  - listing: m/a@p
+    model: m/a
+    provider: p
+    upstream_model: up
+    price: { input: 1, output: 2 }
+`;
+  const a = parseConfig(yaml, 'gateway.yaml', {});
+  const b = parseConfig(json(minimal()), 'gateway.json', {});
+  const strip = ({ source: _s, ...rest }: any) => rest;
+  t.same(strip(a), strip(b));
+  t.equal(a.source, 'gateway.yaml');
+  t.equal(b.source, 'gateway.json');
+});
+
+t.test('the format follows the file name: .json is parsed as JSON, anything else as YAML', async (t) => {
+  t.match(problemsOf(t, 'providers: [', 'x.yaml'), [/^not valid YAML: /]);
+  t.match(problemsOf(t, '{"providers": [', 'x.JSON'), [/^not valid JSON: /]);
+  t.match(problemsOf(t, '- a\n- b\n', 'x.yml'), ['the config must be a mapping (object)']);
+  t.match(problemsOf(t, '', 'x.yml'), ['the config must be a mapping (object)'], 'an empty file');
+});
+
+t.test('defaults are filled in', async (t) => {
+  const cfg = parseConfig(json(minimal()), 'c.json', {});
+  t.same(cfg.server, {
+    host: '127.0.0.1',
+    port: 8080,
+    body_limit_bytes: 10_485_760,
+    headers_timeout_ms: 10_000,
+    request_timeout_ms: 30_000,
+    keep_alive_timeout_ms: 65_000,
+    shutdown_grace_ms: 30_000,
+  });
+  t.same(cfg.storage, { sqlite: './data/gateway.db', commit_interval_ms: 5 });
+  t.same(cfg.upstream, { first_byte_timeout_ms: 30_000, idle_timeout_ms: 120_000, commit_timeout_ms: 2000, max_sockets_per_provider: 256 });
+  t.same(cfg.breaker, { failure_threshold: 5, cooldown_ms: 30_000 });
+  t.same(cfg.plugins, ['auth', 'schema-check', 'offer-pick', 'budget-hold', 'format-transform', 'metering']);
+  t.same(cfg.demo, { enabled: false, email: 'demo@example.com', credit_usd: 5 });
+  t.same(cfg.providers[0], { id: 'p', format: 'messages', base_url: 'https://api.example.com', http2: false, simulated: false, anthropic_version: '2023-06-01' });
+  t.equal(cfg.offers[0].subscription, false);
+  t.same(cfg.offers[0].supports, { tools: true, images: true, reasoning: true, json_schema: true });
+});
+
+t.test('given values win over defaults, partly given sections are completed', async (t) => {
+  const c: any = minimal();
+  c.server = { port: 0 };
+  c.offers[0].supports = { images: false };
+  c.plugins = ['offer-pick'];
+  const cfg = parseConfig(json(c), 'c.json', {});
+  t.equal(cfg.server.port, 0);
+  t.equal(cfg.server.host, '127.0.0.1');
+  t.same(cfg.offers[0].supports, { tools: true, images: false, reasoning: true, json_schema: true });
+  t.same(cfg.plugins, ['offer-pick']);
+});
+
+t.test('${NAME} is replaced from the environment', async (t) => {
+  const yaml = `
+server: { port: \${PORT} }
+providers:
+  - id: p
+    format: chat
+    base_url: \${BASE}/v1
+    api_key: \${OPENAI_API_KEY}
+models: [{ id: m/a, context_window: 1000, max_output_tokens: 100 }]
+offers: [{ listing: l, model: m/a, provider: p, upstream_model: u, price: { input: 1, output: 2 } }]
+`;
+  const cfg = parseConfig(yaml, 'g.yaml', { PORT: '9090', BASE: 'https://chat.example.com', OPENAI_API_KEY: 'sk-test-123' });
+  t.equal(cfg.server.port, 9090, 'a number stays a number');
+  t.equal(cfg.providers[0].base_url, 'https://chat.example.com/v1', 'inside a longer value');
+  t.equal(cfg.providers[0].api_key, 'sk-test-123');
+  t.equal(parseConfig(yaml.replace('${OPENAI_API_KEY}', '"${EMPTY}"'), 'g.yaml', { PORT: '1', BASE: 'http://x', EMPTY: '' }).providers[0].api_key, '', 'a set but empty variable is fine');
+  const c: any = minimal();
+  c.providers[0].api_key = '${KEY}';
+  t.equal(parseConfig(json(c), 'c.json', { KEY: 'k' }).providers[0].api_key, 'k', 'JSON too');
+  t.equal(parseConfig(json(c).replace('${KEY}', '$KEY'), 'c.json', {}).providers[0].api_key, '$KEY', 'only the braced form is substituted');
+});
+
+t.test('an unset variable is an error naming it, together with the other problems', async (t) => {
+  const c: any = minimal();
+  c.providers[0].api_key = '${MISSING_KEY}';
+  c.providers[0].base_url = '${MISSING_URL}';
+  const problems = problemsOf(t, json(c), 'c.json', { OTHER: 'x' });
+  t.ok(problems.includes('environment variable MISSING_KEY is not set (used as ${MISSING_KEY})'), 'names MISSING_KEY');
+  t.ok(problems.includes('environment variable MISSING_URL is not set (used as ${MISSING_URL})'), 'names MISSING_URL');
+  t.ok(problems.some((p) => p.startsWith('providers[0].base_url: ')), 'and the empty base_url it left behind');
+});
+
+t.test('a ${NAME} in a YAML comment needs no environment variable', async (t) => {
+  // An operator comments out a provider block; its ${OPENAI_API_KEY} must not stop the gateway.
+  const yaml = `
+providers:
+  - id: p
+    format: messages
+    base_url: https://api.example.com
+#  - id: openai
+#    format: chat
+#    api_key: \${OPENAI_API_KEY}
+models: [{ id: m/a, context_window: 1000, max_output_tokens: 100 }]
+offers: [{ listing: l, model: m/a, provider: p, upstream_model: u, price: { input: 1, output: 2 } }]
+`;
+  t.doesNotThrow(() => parseConfig(yaml, 'g.yaml', {}));
+});
+
+t.test('every schema error is named by its path', async (t) => {
+  const c: any = minimal();
+  c.serverr = {};
+  c.providers.push({ id: 'q', format: 'grpc' });
+  c.models[0].context_window = 0;
+  c.offers.push({ listing: 'l2', model: 'm/a', provider: 'p', upstream_model: 'u', price: { input: -1, output: 'x', extra: 1 }, bogus: 2 });
+  c.offers.push({ listing: 'l3', model: 'm/a', provider: 'p', price: { input: 0.0001, output: 1 } });
+  c.upstream = { first_byte_timeout_ms: 1.5 };
+  c.plugins = ['auth', 'nope'];
+  const problems = problemsOf(t, json(c));
+  for (const expected of [
+    '(top level): unknown field "serverr"',
+    'providers[1]: missing required field "base_url"',
+    'providers[1].format: must be one of "chat", "messages"',
+    'models[0].context_window: must be >= 1',
+    'offers[1]: unknown field "bogus"',
+    'offers[1].price: unknown field "extra"',
+    'offers[1].price.input: must be >= 0',
+    'offers[1].price.output: must be number',
+    'offers[2]: missing required field "upstream_model"',
+    'offers[2].price.input: must be multiple of 0.001',
+    'upstream.first_byte_timeout_ms: must be integer',
+  ]) {
+    t.ok(problems.includes(expected), expected);
+  }
+  t.ok(problems.some((p) => p.startsWith('plugins[1]: must be one of "auth"')), 'plugins[1] names the allowed plugins');
+});
+
+t.test('a price with 3 decimals is accepted (multipleOf precision)', async (t) => {
+  const c: any = minimal();
+  c.offers[0].price = { input: 3.438, output: 0.001, cache_read: 0.275, cache_write: 1000000 };
+  t.doesNotThrow(() => parseConfig(json(c), 'c.json', {}));
+});
+
+t.test('required sections', async (t) => {
+  const problems = problemsOf(t, json({}));
+  t.same(problems, [
+    '(top level): missing required field "providers"',
+    '(top level): missing required field "models"',
+    '(top level): missing required field "offers"',
+  ]);
+});
+
+t.test('a simulated provider needs no base_url', async (t) => {
+  const c: any = minimal();
+  c.providers[0] = { id: 'p', format: 'messages', simulated: true };
+  t.equal(parseConfig(json(c), 'c.json', {}).providers[0].simulated, true);
+});
+
+t.test('cross-reference errors', async (t) => {
+  const c: any = minimal();
+  c.providers.push({ id: 'p', format: 'chat', base_url: 'https://x' });
+  c.models.push({ id: 'm/a', context_window: 10, max_output_tokens: 5 }, { id: 'm/big', context_window: 100, max_output_tokens: 101 });
+  c.offers.push(
+    { listing: 'm/a@p', model: 'm/a', provider: 'p', upstream_model: 'u', price: { input: 1, output: 2 } },
+    { listing: 'x', model: 'm/unknown', provider: 'nobody', upstream_model: 'u', price: { input: 1, output: 2 } },
+  );
+  t.same(problemsOf(t, json(c)).sort(), [
+    'models[1].id: duplicate "m/a"',
+    'models[2].max_output_tokens: larger than its context_window (100)',
+    'offers[1].listing: duplicate "m/a@p"',
+    'offers[2].model: no model with id "m/unknown"',
+    'offers[2].provider: no provider with id "nobody"',
+    'providers[1].id: duplicate "p"',
+  ]);
+});
+
+t.test('loadConfig: a missing file is a ConfigError naming it', async (t) => {
+  const path = resolve(t.testdirName, 'absent.yaml');
+  t.throws(() => loadConfig(path, {}), { name: 'ConfigError', source: path, message: /cannot read the file/ });
+});
+
+t.test('configPath: explicit, then GATEWAY_CONFIG, then the default', async (t) => {
+  t.equal(configPath('/etc/gw.yaml', { GATEWAY_CONFIG: '/x.yaml' }), '/etc/gw.yaml');
+  t.equal(configPath(undefined, { GATEWAY_CONFIG: '/x.yaml' }), '/x.yaml');
+  t.equal(configPath(undefined, {}), resolve('config/gateway.yaml'));
+});

@@ -1,0 +1,25 @@
+import t from 'tap';
+import { ensureDemoAccount } from '../../../lib/store/demo.js';
+import { hashApiKey, keyPrefix } from '../../../lib/store/api-key.js';
+import { tempStore } from './fixtures/store.js';
+
+const demo = { enabled: true, email: 'demo@example.com', credit_usd: 2.5 };
+
+t.test('an empty database gets a demo account with credit and a key, once', async (t) => {
+  const { store } = tempStore(t);
+  const key = await ensureDemoAccount(store, demo);
+  t.match(key, /^sk-service-[A-Za-z0-9]{40}$/);
+  const account = (await store.accounts.byEmail('demo@example.com'))!;
+  t.equal((await store.ledger.balance(account.id)).balance, 2_500_000_000);
+  const [cred] = await store.keys.findByPrefix(keyPrefix(key!));
+  t.same(cred.hash, hashApiKey(key!));
+  t.equal(await ensureDemoAccount(store, demo), null, 'not again');
+});
+
+t.test('no demo account when disabled or when accounts exist', async (t) => {
+  const { store } = tempStore(t);
+  t.equal(await ensureDemoAccount(store, { ...demo, enabled: false }), null);
+  await store.accounts.create({ email: 'someone@example.com' });
+  t.equal(await ensureDemoAccount(store, demo), null);
+  t.equal(await store.accounts.count(), 1);
+});

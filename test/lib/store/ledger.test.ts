@@ -1,0 +1,238 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../../../lib/store/index.js';
+import { checkInvariants } from '../../helpers/invariants.js';
+import { seedAccount, storeConfig, tempStore } from './fixtures/store.js';
+
+const USD = 1_000_000_000;
+
+t.test('reserve, settle and release end each hold exactly once', async (t) => {
+  const { store } = tempStore(t);
+  const a = await seedAccount(store, 10 * USD);
+  const reserve = (amount: number) =>
+    store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount, monthlyLimitNano: null });
+
+  const r1 = await reserve(3 * USD);
+  if (!r1.ok) throw new Error('refused');
+  t.same(await store.ledger.balance(a.accountId), { balance: 10 * USD, held: 3 * USD, available: 7 * USD });
+  t.equal(await store.ledger.settle(r1.hold.id, 1.25 * USD), 1.25 * USD, 'charged the actual usage');
+  t.equal(await store.ledger.settle(r1.hold.id, 1 * USD), null, 'a second settle does nothing');
+  t.equal(await store.ledger.release(r1.hold.id), false, 'nor does a release after the settle');
+
+  const r2 = await reserve(2 * USD);
+  if (!r2.ok) throw new Error('refused');
+  t.equal(await store.ledger.settle(r2.hold.id, 5 * USD), 2 * USD, 'a charge above the hold is clamped to it');
+  const r3 = await reserve(2 * USD);
+  if (!r3.ok) throw new Error('refused');
+  t.equal(await store.ledger.settle(r3.hold.id, -7), 0, 'a negative charge is clamped to zero');
+  const r4 = await reserve(2 * USD);
+  if (!r4.ok) throw new Error('refused');
+  t.equal(await store.ledger.settle(r4.hold.id, NaN), 0, 'a non-number charge is zero');
+  const r5 = await reserve(1 * USD);
+  if (!r5.ok) throw new Error('refused');
+  t.equal(await store.ledger.release(r5.hold.id), true);
+  t.equal(await store.ledger.release(r5.hold.id), false, 'released once');
+
+  t.same(await store.ledger.balance(a.accountId), { balance: 6.75 * USD, held: 0, available: 6.75 * USD });
+  t.equal(await store.ledger.monthToDate(a.keyId), 3.25 * USD);
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+  const kinds = (await store.ledger.entries(a.accountId)).map((e) => [e.kind, e.amountNano]);
+  t.same(kinds, [['charge', -2 * USD], ['charge', -1.25 * USD], ['grant', 10 * USD]], 'zero charges add no entry');
+});
+
+t.test('200 concurrent reserves against a balance for 20 holds: exactly 20 admitted, overspend 0', async (t) => {
+  const { store } = tempStore(t);
+  const hold = 50_000_000;
+  const a = await seedAccount(store, 20 * hold);
+  const results = await Promise.all(Array.from({ length: 200 }, () =>
+    store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: hold, monthlyLimitNano: null })));
+  const admitted = results.filter((r) => r.ok);
+  t.equal(admitted.length, 20);
+  t.same(new Set(results.filter((r) => !r.ok).map((r) => !r.ok && r.reason)), new Set(['insufficient_credit']));
+  // Settle every admitted hold in full, concurrently: the balance lands exactly on zero.
+  await Promise.all(admitted.map((r) => r.ok && store.ledger.settle(r.hold.id, hold)));
+  const bal = await store.ledger.balance(a.accountId);
+  t.equal(bal.balance, 0, 'overspend 0');
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+});
+
+t.test('200 concurrent reserves against a monthly limit for 20 holds: exactly 20 admitted', async (t) => {
+  const { store } = tempStore(t);
+  const hold = 10_000_000;
+  const a = await seedAccount(store, 1000 * USD, { monthlyLimitNano: 20 * hold });
+  const results = await Promise.all(Array.from({ length: 200 }, () =>
+    store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: hold, monthlyLimitNano: 20 * hold })));
+  const admitted = results.filter((r) => r.ok);
+  t.equal(admitted.length, 20);
+  t.same(new Set(results.filter((r) => !r.ok).map((r) => !r.ok && r.reason)), new Set(['monthly_limit_reached']));
+  await Promise.all(admitted.map((r) => r.ok && store.ledger.settle(r.hold.id, hold)));
+  t.equal(await store.ledger.monthToDate(a.keyId), 20 * hold, 'month-to-date reaches the limit, never above');
+  const next = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 1, monthlyLimitNano: 20 * hold });
+  t.match(next, { ok: false, reason: 'monthly_limit_reached', monthToDate: 20 * hold });
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+});
+
+t.test('refusal reasons: insufficient credit, hold too large for the balance or the limit', async (t) => {
+  const { store } = tempStore(t);
+  const a = await seedAccount(store, 1 * USD, { monthlyLimitNano: 5 * USD });
+  const reserve = (amount: number, limit: number | null = 5 * USD) =>
+    store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount, monthlyLimitNano: limit });
+  t.match(await reserve(2 * USD), { ok: false, reason: 'hold_too_large', exceeds: 'balance', balance: 1 * USD });
+  await store.ledger.grant(a.accountId, 99 * USD);
+  t.match(await reserve(6 * USD), { ok: false, reason: 'hold_too_large', exceeds: 'monthly_limit', limit: 5 * USD });
+  const big = await reserve(90 * USD, null);
+  t.ok(big.ok, 'no limit: only the balance counts');
+  t.match(await reserve(20 * USD, null), { ok: false, reason: 'insufficient_credit', available: 10 * USD },
+    'within the balance but not the available credit: insufficient, not too large');
+  if (big.ok) await store.ledger.release(big.hold.id);
+
+  const empty = await seedAccount(store, 0);
+  t.match(await store.ledger.reserve({ accountId: empty.accountId, keyId: empty.keyId, amount: 5, monthlyLimitNano: null }),
+    { ok: false, reason: 'insufficient_credit', available: 0 }, 'no credit at all is insufficient credit');
+  t.ok((await store.ledger.reserve({ accountId: empty.accountId, keyId: empty.keyId, amount: 0, monthlyLimitNano: null })).ok,
+    'a zero hold (free offer) is admitted');
+  await t.rejects(reserve(-1), { code: 'invalid' });
+  await t.rejects(reserve(1.5), { code: 'invalid' });
+});
+
+t.test('the monthly limit restarts with the calendar month (UTC), also across a restart', async (t) => {
+  let now = Date.UTC(2025, 0, 31, 23, 59, 0);
+  const clock = () => now;
+  const { store, dbPath } = tempStore(t, { clock });
+  const limit = 1 * USD;
+  const a = await seedAccount(store, 100 * USD, { monthlyLimitNano: limit });
+  const reserve = (s = store) => s.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: limit, monthlyLimitNano: limit });
+
+  const jan = await reserve();
+  if (!jan.ok) throw new Error('refused');
+  t.match(await reserve(), { ok: false, reason: 'monthly_limit_reached' }, 'an open hold counts against the limit');
+  await store.ledger.settle(jan.hold.id, limit);
+  t.match(await reserve(), { ok: false, reason: 'monthly_limit_reached', monthToDate: limit });
+
+  now = Date.UTC(2025, 1, 1, 0, 0, 1);
+  t.equal(await store.ledger.monthToDate(a.keyId), 0, 'February starts at zero');
+  const feb = await reserve();
+  t.ok(feb.ok, 'admitted again in February');
+  if (feb.ok) await store.ledger.settle(feb.hold.id, limit / 4);
+  await store.close();
+
+  const reopened = openStore(storeConfig(dbPath), { clock });
+  t.teardown(() => reopened.close());
+  t.equal(await reopened.ledger.monthToDate(a.keyId), limit / 4, "a restart reloads this month's spend only");
+  t.match(await reserve(reopened), { ok: false, reason: 'monthly_limit_reached', monthToDate: limit / 4 });
+  t.same(await checkInvariants(reopened, { noOpenHolds: true }), []);
+});
+
+t.test('holds and charges are written in batches, not per call', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 10 * USD);
+  const reader = new Database(dbPath, { readonly: true });
+  t.teardown(() => reader.close());
+  const holds = () => reader.prepare('SELECT COUNT(*) FROM holds').pluck().get();
+  const results = await Promise.all(Array.from({ length: 50 }, () =>
+    store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 1000, monthlyLimitNano: null })));
+  t.equal(holds(), 0, 'nothing written yet');
+  for (const r of results) if (r.ok) await store.ledger.settle(r.hold.id, 500);
+  await store.flush();
+  t.equal(holds(), 50, 'one batch wrote them all');
+  t.equal(reader.prepare(`SELECT COUNT(*) FROM holds WHERE status = 'settled' AND charged = 500`).pluck().get(), 50);
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+});
+
+t.test('a credit grant by another process is seen by the running store at its next sync', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 1 * USD);
+  const r = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.4 * USD, monthlyLimitNano: null });
+  if (!r.ok) throw new Error('refused');
+  await store.ledger.settle(r.hold.id, 0.25 * USD);
+  await store.flush();
+
+  const v0 = await store.sync();
+  const cli = openStore(storeConfig(dbPath));
+  t.equal((await cli.ledger.balance(a.accountId)).balance, 0.75 * USD, 'the other process sees the charge');
+  await cli.ledger.grant(a.accountId, 5 * USD, 'top up by the operator');
+  await cli.close();
+
+  t.equal((await store.ledger.balance(a.accountId)).balance, 0.75 * USD, 'not yet synced');
+  t.not(await store.sync(), v0, 'the change counter moves');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 5.75 * USD);
+  t.equal(await store.sync(), await store.sync(), 'and stays put when nothing changed');
+
+  // Our own later charges and their grant interleave in the journal without double counting.
+  const r2 = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 5 * USD, monthlyLimitNano: null });
+  t.ok(r2.ok, 'the granted credit is available for admission');
+  if (r2.ok) await store.ledger.settle(r2.hold.id, 1 * USD);
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+  t.equal((await store.ledger.balance(a.accountId)).balance, 4.75 * USD);
+});
+
+t.test('close releases holds still open', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 1 * USD);
+  const r = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 1000, monthlyLimitNano: null });
+  t.ok(r.ok);
+  await store.close();
+  t.same(await checkInvariants(dbPath, { noOpenHolds: true }), []);
+  if (r.ok) t.equal(await store.ledger.settle(r.hold.id, 10), null, 'a settle after close charges nothing');
+});
+
+t.test('a restart releases the holds of a process that died, never those of a live one', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 1 * USD);
+  await store.close();
+
+  const child = spawn(process.execPath, [
+    ...process.execArgv.filter((arg) => arg.includes('@tapjs/typescript')),
+    fileURLToPath(new URL('./fixtures/crash-child.ts', import.meta.url)), dbPath, String(a.accountId), String(a.keyId),
+  ], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  for await (const chunk of child.stdout) {
+    out += chunk;
+    if (out.includes('\n')) break;
+  }
+  const holdId = /^held (\S+)/.exec(out)?.[1];
+  t.ok(holdId, 'the child took a hold');
+  const status = () => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return db.prepare('SELECT status FROM holds WHERE id = ?').pluck().get(holdId);
+    } finally {
+      db.close();
+    }
+  };
+
+  const whileAlive = openStore(storeConfig(dbPath));
+  t.equal(status(), 'open', "opening the store while the child runs leaves the child's hold alone");
+  await whileAlive.close();
+
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  const restarted = openStore(storeConfig(dbPath));
+  t.teardown(() => restarted.close());
+  t.equal(status(), 'released', 'the dead process hold is released at open');
+  t.equal((await restarted.ledger.balance(a.accountId)).available, 1 * USD);
+  t.same(await checkInvariants(restarted, { noOpenHolds: true }), []);
+});
+
+t.test('a hold left open under our own pid by an earlier process (a restarted container) is released', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 1 * USD);
+  const live = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 10, monthlyLimitNano: null });
+  await store.flush();
+  const db = new Database(dbPath);
+  db.prepare(`INSERT INTO holds (id, account_id, key_id, amount, status, created_at, owner_pid, owner_token)
+    VALUES ('stale', ?, ?, 500, 'open', 0, ?, 'previous-process')`).run(a.accountId, a.keyId, process.pid);
+  db.close();
+
+  const second = openStore(storeConfig(dbPath));
+  await second.close();
+  const check = new Database(dbPath, { readonly: true });
+  t.teardown(() => check.close());
+  const statusOf = (id: string) => check.prepare('SELECT status FROM holds WHERE id = ?').pluck().get(id);
+  t.equal(statusOf('stale'), 'released');
+  t.equal(live.ok && statusOf(live.hold.id), 'open', 'the hold of a store still open in this process stays open');
+});

@@ -1,0 +1,104 @@
+// Input-token estimates: an upper bound over the text a request carries (the module's BPE count
+// × 1.25, plus a per-message overhead and a fixed size per image), never counting base64 data or
+// structural keys. The BPE reference is the module's own countTextTokens, so these tests hold
+// whichever encoding lib/tokens.ts uses; one test checks the bound against o200k.
+import t from 'tap';
+import { countTokens as o200k } from 'gpt-tokenizer';
+import { countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
+
+const SAFETY = 1.25;
+const PER_MESSAGE = 4;
+const PER_IMAGE = 1600;
+const bpe = (...parts: string[]) => countTextTokens(parts.join('\n'));
+const LONG = 'The quick brown fox jumps over the lazy dog. '.repeat(40);
+const BASE64 = 'iVBORw0KGgoAAAANSUhEUgAA'.repeat(5000);
+
+t.test('an empty body is zero', async (t) => {
+  t.equal(estimateInputTokens({}, 'chat'), 0);
+  t.equal(estimateInputTokens({ messages: [] }, 'messages'), 0);
+});
+
+t.test('plain text: BPE count with the safety margin, plus the per-message overhead', async (t) => {
+  const body = { messages: [{ role: 'user', content: LONG }] };
+  const est = estimateInputTokens(body, 'chat');
+  t.equal(est, Math.ceil(bpe(LONG) * SAFETY) + PER_MESSAGE);
+  t.ok(est > bpe(LONG), 'above the plain BPE count');
+  t.ok(est >= o200k(LONG) * SAFETY, 'at least 1.25 × the o200k count');
+});
+
+t.test('system, several messages and content blocks are all counted', async (t) => {
+  const body = {
+    system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'Hello there' }] },
+      { role: 'assistant', content: 'General Kenobi' },
+      { role: 'user', content: 'Go on' },
+    ],
+  };
+  t.equal(estimateInputTokens(body, 'messages'), Math.ceil(bpe('You are terse.', 'Hello there', 'General Kenobi', 'Go on') * SAFETY) + 3 * PER_MESSAGE);
+  t.equal(estimateInputTokens({ system: 'Be kind', messages: [{ role: 'user', content: 'hi' }] }, 'messages'), Math.ceil(bpe('Be kind', 'hi') * SAFETY) + PER_MESSAGE);
+});
+
+t.test('structural keys (role, type, ids, cache_control, signature) are not counted as text', async (t) => {
+  const a = estimateInputTokens({ messages: [{ role: 'user', content: 'same text' }] }, 'chat');
+  const b = estimateInputTokens({ messages: [{ role: 'assistant', content: 'same text' }] }, 'chat');
+  t.equal(a, b, 'the role does not matter');
+  const withIds = estimateInputTokens(
+    {
+      messages: [
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 'EqQBCkgIARABGAIiQL'.repeat(50) }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01ABCDEFGHIJKLMNOP', content: 'result' }] },
+      ],
+    },
+    'messages',
+  );
+  t.equal(withIds, Math.ceil(bpe('hmm', 'result') * SAFETY) + 2 * PER_MESSAGE);
+});
+
+t.test('images cost a fixed amount; their base64 data is not text', async (t) => {
+  const text = { type: 'text', text: 'What is this?' };
+  const chat = estimateInputTokens({ messages: [{ role: 'user', content: [text, { type: 'image_url', image_url: { url: `data:image/png;base64,${BASE64}` } }] }] }, 'chat');
+  t.equal(chat, Math.ceil(bpe('What is this?') * SAFETY) + PER_MESSAGE + PER_IMAGE, 'chat image_url part');
+  const msgs = estimateInputTokens(
+    { messages: [{ role: 'user', content: [text, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: BASE64 } }] }] },
+    'messages',
+  );
+  t.equal(msgs, chat, 'messages image block: the same');
+  const nested = estimateInputTokens(
+    { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: BASE64 } }] }] }] },
+    'messages',
+  );
+  t.equal(nested, PER_MESSAGE + PER_IMAGE, 'an image inside a tool result');
+});
+
+t.test('tools are counted from their JSON', async (t) => {
+  const tool = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+  const without = estimateInputTokens({ messages: [{ role: 'user', content: 'hi' }] }, 'chat');
+  const withTool = estimateInputTokens({ messages: [{ role: 'user', content: 'hi' }], tools: [tool] }, 'chat');
+  t.equal(withTool, Math.ceil(bpe('hi', JSON.stringify(tool)) * SAFETY) + PER_MESSAGE);
+  t.ok(withTool > without);
+});
+
+t.test('tool calls in chat assistant messages are counted', async (t) => {
+  const est = estimateInputTokens(
+    { messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] }] },
+    'chat',
+  );
+  t.equal(est, Math.ceil(bpe('lookup', '{"q":"x"}') * SAFETY) + PER_MESSAGE);
+});
+
+t.test('monotonic: more text never lowers the estimate', async (t) => {
+  let prev = -1;
+  for (let n = 0; n <= 64; n += 8) {
+    const est = estimateInputTokens({ messages: [{ role: 'user', content: 'word '.repeat(n) }] }, 'chat');
+    t.ok(est >= prev, `${n} words: ${est} >= ${prev}`);
+    prev = est;
+  }
+});
+
+t.test('countTextTokens', async (t) => {
+  t.equal(countTextTokens(''), 0);
+  t.ok(countTextTokens('Hello, world!') > 0);
+  const n = countTextTokens(LONG);
+  t.ok(n > 100 && n < LONG.length, `a plausible count for ${LONG.length} characters: ${n}`);
+});

@@ -1,0 +1,389 @@
+// offer-pick: model lookup, permissions (403 naming the list), price cap (503), cheapest-first
+// ordering, output ceilings, features, context window, output budgets, and GET /v1/models.
+import t from 'tap';
+import offerPick, { SUBSCRIPTION_MIN_OUTPUT } from '../../../plugins/offer-pick/index.js';
+import { parseConfig } from '../../../lib/config.js';
+import { resolveOffers } from '../../../lib/offers.js';
+import { GatewayError } from '../../../lib/errors.js';
+import { estimateInputTokens } from '../../../lib/tokens.js';
+import { modelRefusal, usableOffers, withinPriceCap } from '../../../lib/permissions.js';
+import type { AuthInfo, RequestContext, Route } from '../../../lib/context.js';
+import type { WireFormat } from '../../../lib/config-types.js';
+
+interface OfferSpec {
+  listing: string;
+  model?: string;
+  input: number;
+  output: number;
+  max?: number;
+  subscription?: boolean;
+  supports?: Record<string, boolean>;
+}
+
+const MODELS = [
+  { id: 'acme/big', display_name: 'Acme Big', context_window: 100_000, max_output_tokens: 8000, created: '2024-05-01T12:00:00Z' },
+  { id: 'acme/small', context_window: 2000, max_output_tokens: 1000 },
+  { id: 'plain', context_window: 100_000, max_output_tokens: 4000 },
+  { id: 'acme/empty', context_window: 1000, max_output_tokens: 100 },
+];
+
+/** A plugin over these offers (model acme/big unless given). */
+function setup(offers: OfferSpec[]) {
+  const config = parseConfig(
+    JSON.stringify({
+      providers: [{ id: 'p', format: 'messages', base_url: 'https://api.example.com' }],
+      models: MODELS,
+      offers: offers.map((o) => ({
+        listing: o.listing,
+        model: o.model ?? 'acme/big',
+        provider: 'p',
+        upstream_model: `up-${o.listing}`,
+        price: { input: o.input, output: o.output },
+        ...(o.max !== undefined ? { max_output_tokens: o.max } : {}),
+        ...(o.subscription !== undefined ? { subscription: o.subscription } : {}),
+        ...(o.supports ? { supports: o.supports } : {}),
+      })),
+    }),
+    'offer-pick-test.json',
+    {},
+  );
+  const offersByModel = resolveOffers(config);
+  return { plugin: offerPick({ config, offersByModel }), offersByModel };
+}
+
+function ctxFor(body: Record<string, any>, opts: { route?: Route; format?: WireFormat; auth?: AuthInfo } = {}): RequestContext {
+  const route = opts.route ?? 'messages';
+  return {
+    id: 'req_test',
+    route,
+    clientFormat: opts.format ?? (route === 'chat' ? 'chat' : 'messages'),
+    req: {} as any,
+    receivedAt: 0,
+    startedAt: 0,
+    signal: new AbortController().signal,
+    rawBody: Buffer.alloc(0),
+    body,
+    stream: false,
+    candidates: [],
+    features: new Set(),
+    estimatedInputTokens: 0,
+    outputBudget: 0,
+    attempts: [],
+    state: {},
+    auth: opts.auth,
+  };
+}
+
+function auth(over: Partial<AuthInfo> & { routing?: Partial<AuthInfo['routing']> } = {}): AuthInfo {
+  return {
+    accountId: 1,
+    keyId: 1,
+    keyAllowedModels: null,
+    monthlyLimitNano: null,
+    ...over,
+    routing: { allow: null, deny: [], priceCapInput: null, priceCapOutput: null, ...over.routing },
+  };
+}
+
+const user = (text = 'Hello') => ({ role: 'user', content: text });
+const msgBody = (extra: Record<string, any> = {}) => ({ model: 'acme/big', max_tokens: 100, messages: [user()], ...extra });
+const chatBody = (extra: Record<string, any> = {}) => ({ model: 'acme/big', messages: [user()], ...extra });
+
+/** Run onRequest; return the GatewayError it threw (or fail). */
+function refusal(t: Tap, plugin: ReturnType<typeof setup>['plugin'], ctx: RequestContext): GatewayError {
+  try {
+    plugin.onRequest!(ctx);
+  } catch (e) {
+    t.type(e, GatewayError);
+    return e as GatewayError;
+  }
+  t.fail('the request was accepted');
+  return new GatewayError(500, 'api_error', 'none', 'none');
+}
+type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
+
+const pick = (plugin: ReturnType<typeof setup>['plugin'], ctx: RequestContext) => {
+  plugin.onRequest!(ctx);
+  return ctx.candidates.map((o) => o.listing);
+};
+
+const TWO = [
+  { listing: 'a', input: 1, output: 10 },
+  { listing: 'b', input: 2, output: 5 },
+];
+
+t.test('unknown model → 404 naming it', async (t) => {
+  const { plugin } = setup(TWO);
+  const err = refusal(t, plugin, ctxFor(msgBody({ model: 'acme/nope' })));
+  t.match(err, { status: 404, type: 'not_found_error', code: 'model_not_found', message: /"acme\/nope".*GET \/v1\/models/ });
+});
+
+t.test('permissions → 403 naming the list that refused', async (t) => {
+  const { plugin } = setup(TWO);
+  const cases: [string, AuthInfo, RegExp][] = [
+    ['key allowed list', auth({ keyAllowedModels: ['plain'] }), /API key's allowed models \(plain\)/],
+    ['empty key allowed list', auth({ keyAllowedModels: [] }), /API key's allowed models \(none\)/],
+    ['routing allow list', auth({ routing: { allow: ['plain'] } }), /routing allowed-models list/],
+    ['routing deny list', auth({ routing: { deny: ['acme/big'] } }), /routing denied-models list/],
+    ['deny wins over allow', auth({ keyAllowedModels: ['acme/big'], routing: { allow: ['acme/big'], deny: ['acme/big'] } }), /denied-models/],
+  ];
+  for (const [name, a, message] of cases) {
+    const err = refusal(t, plugin, ctxFor(msgBody(), { auth: a }));
+    t.match(err, { status: 403, type: 'permission_error', code: 'model_not_permitted', message }, name);
+    t.match(err.message, /acme\/big/, `${name}: names the model`);
+  }
+  t.same(pick(plugin, ctxFor(msgBody(), { auth: auth({ keyAllowedModels: ['acme/big'], routing: { allow: ['acme/big'], deny: ['plain'] } }) })), ['b', 'a'], 'listed everywhere: allowed');
+  t.same(pick(plugin, ctxFor(msgBody(), { auth: undefined })), ['b', 'a'], 'no auth plugin: no restriction');
+});
+
+t.test('permissions: unit checks of lib/permissions', async (t) => {
+  const { offersByModel } = setup(TWO);
+  const [a, b] = offersByModel.get('acme/big')!;
+  t.equal(modelRefusal(undefined, 'x'), null);
+  t.equal(modelRefusal(auth(), 'x'), null);
+  t.equal(withinPriceCap(auth({ routing: { priceCapInput: 1000, priceCapOutput: 10_000 } }), a), true, 'caps equal to the price are within');
+  t.equal(withinPriceCap(auth({ routing: { priceCapInput: 999 } }), a), false);
+  t.equal(withinPriceCap(auth({ routing: { priceCapOutput: 9999 } }), a), false);
+  t.same(usableOffers(auth({ routing: { priceCapOutput: 5000 } }), 'acme/big', [a, b]), [b]);
+  t.same(usableOffers(auth({ routing: { deny: ['acme/big'] } }), 'acme/big', [a, b]), []);
+});
+
+t.test('price cap: offers above it are dropped; none left → 503 naming the price cap', async (t) => {
+  const { plugin } = setup(TWO);
+  t.same(pick(plugin, ctxFor(msgBody(), { auth: auth({ routing: { priceCapInput: 1000 } }) })), ['a'], 'input cap (1 USD/M = 1000 nano)');
+  t.same(pick(plugin, ctxFor(msgBody(), { auth: auth({ routing: { priceCapOutput: 5000 } }) })), ['b'], 'output cap');
+  const err = refusal(t, plugin, ctxFor(msgBody(), { auth: auth({ routing: { priceCapInput: 1000, priceCapOutput: 5000 } }) }));
+  t.match(err, { status: 503, type: 'overloaded_error', code: 'no_usable_offer', message: /price cap/ });
+  t.ok(err.retryAfter! >= 1, `retryAfter ${err.retryAfter}`);
+});
+
+t.test('a model without offers → 503', async (t) => {
+  const { plugin } = setup(TWO);
+  const err = refusal(t, plugin, ctxFor(msgBody({ model: 'acme/empty', max_tokens: 10 })));
+  t.match(err, { status: 503, code: 'no_usable_offer', message: /acme\/empty has no offers/ });
+  t.ok(err.retryAfter! >= 1);
+});
+
+t.test('cheapest first: estimated input × input price + output budget × output price', async (t) => {
+  const { plugin } = setup(TWO);
+  // a: 1000 in / 10000 out; b: 2000 in / 5000 out (nano per token).
+  // Short input, large budget: b is cheaper. a = in*1000 + 4000*10000, b = in*2000 + 4000*5000.
+  const short = ctxFor(msgBody({ max_tokens: 4000 }));
+  t.same(pick(plugin, short), ['b', 'a']);
+  // Long input, small budget: a is cheaper.
+  const long = ctxFor(msgBody({ max_tokens: 1, messages: [user('lorem ipsum dolor sit amet '.repeat(200))] }));
+  t.same(pick(plugin, long), ['a', 'b']);
+  // The crossing point follows the formula exactly: cost(a) < cost(b) ⇔ 5000·budget < 1000·input.
+  const body = msgBody({ messages: [user('lorem ipsum dolor sit amet '.repeat(20))] });
+  const input = estimateInputTokens(body, 'messages');
+  const cross = input / 5; // equal cost at budget = input / 5
+  const below = ctxFor({ ...body, max_tokens: Math.floor(cross) - 1 });
+  const above = ctxFor({ ...body, max_tokens: Math.ceil(cross) + 1 });
+  t.same(pick(plugin, below), ['a', 'b'], `budget ${Math.floor(cross) - 1} < ${cross}`);
+  t.same(pick(plugin, above), ['b', 'a'], `budget ${Math.ceil(cross) + 1} > ${cross}`);
+  t.equal(below.estimatedInputTokens, input, 'the estimate is kept on the context');
+});
+
+t.test('equal costs keep the config order', async (t) => {
+  const { plugin } = setup([
+    { listing: 'x', input: 1, output: 1 },
+    { listing: 'y', input: 1, output: 1 },
+    { listing: 'z', input: 0.5, output: 1 },
+  ]);
+  t.same(pick(plugin, ctxFor(msgBody())), ['z', 'x', 'y']);
+});
+
+t.test('offers whose output ceiling is below the budget are skipped', async (t) => {
+  const { plugin } = setup([
+    { listing: 'cheap-small', input: 0.1, output: 0.1, max: 500 },
+    { listing: 'dear-large', input: 5, output: 20 },
+  ]);
+  t.same(pick(plugin, ctxFor(msgBody({ max_tokens: 500 }))), ['cheap-small', 'dear-large'], 'at the ceiling: fits');
+  t.same(pick(plugin, ctxFor(msgBody({ max_tokens: 501 }))), ['dear-large']);
+});
+
+t.test('no offer allows the budget → 400 saying what to lower and to how much', async (t) => {
+  const { plugin } = setup([
+    { listing: 'a', input: 1, output: 1, max: 500 },
+    { listing: 'b', input: 1, output: 1, max: 700 },
+  ]);
+  const m = refusal(t, plugin, ctxFor(msgBody({ max_tokens: 701 })));
+  t.match(m, { status: 400, type: 'invalid_request_error', code: 'output_limit_exceeded', param: 'max_tokens', message: /lower max_tokens to 700 or less/ });
+  const c1 = refusal(t, plugin, ctxFor(chatBody({ max_completion_tokens: 800 }), { route: 'chat' }));
+  t.match(c1, { status: 400, code: 'output_limit_exceeded', param: 'max_completion_tokens', message: /max_completion_tokens .*700/ });
+  const c2 = refusal(t, plugin, ctxFor(chatBody({ max_tokens: 800 }), { route: 'chat' }));
+  t.match(c2, { status: 400, code: 'output_limit_exceeded', param: 'max_tokens' });
+});
+
+t.test('chat output budget: max_completion_tokens, then max_tokens, then the model maximum', async (t) => {
+  const { plugin } = setup(TWO);
+  const both = ctxFor(chatBody({ max_completion_tokens: 300, max_tokens: 50 }), { route: 'chat' });
+  pick(plugin, both);
+  t.equal(both.outputBudget, 300, 'max_completion_tokens wins');
+  const old = ctxFor(chatBody({ max_tokens: 50 }), { route: 'chat' });
+  pick(plugin, old);
+  t.equal(old.outputBudget, 50);
+  const none = ctxFor(chatBody(), { route: 'chat' });
+  pick(plugin, none);
+  t.equal(none.outputBudget, 8000, 'the model maximum');
+});
+
+t.test('messages output budget is max_tokens', async (t) => {
+  const { plugin } = setup(TWO);
+  const ctx = ctxFor(msgBody({ max_tokens: 123 }));
+  pick(plugin, ctx);
+  t.equal(ctx.outputBudget, 123);
+});
+
+t.test('count_tokens uses an output budget of 1', async (t) => {
+  const { plugin } = setup([{ listing: 'a', input: 1, output: 1, max: 10 }]);
+  const ctx = ctxFor({ model: 'acme/big', messages: [user()] }, { route: 'count_tokens' });
+  t.same(pick(plugin, ctx), ['a']);
+  t.equal(ctx.outputBudget, 1);
+  const big = ctxFor({ model: 'acme/big', max_tokens: 999_999, messages: [user()] }, { route: 'count_tokens' });
+  pick(plugin, big);
+  t.equal(big.outputBudget, 1, 'a max_tokens in the body does not count');
+});
+
+t.test('subscription-backed offers: minimum effective budget of 16', async (t) => {
+  t.equal(SUBSCRIPTION_MIN_OUTPUT, 16);
+  const { plugin } = setup([{ listing: 'sub', input: 1, output: 1, subscription: true }]);
+  const small = ctxFor(msgBody({ max_tokens: 5 }));
+  pick(plugin, small);
+  t.equal(small.outputBudget, 16);
+  const large = ctxFor(msgBody({ max_tokens: 100 }));
+  pick(plugin, large);
+  t.equal(large.outputBudget, 100, 'above the minimum: unchanged');
+  const counted = ctxFor({ model: 'acme/big', messages: [user()] }, { route: 'count_tokens' });
+  pick(plugin, counted);
+  t.equal(counted.outputBudget, 16, 'count_tokens through a subscription offer too');
+});
+
+t.test('subscription minimum in the ordering and in the budget of a mixed list', async (t) => {
+  // Budget 1: sub costs in*1000 + 16*1000; plain costs in*1000 + 1*10000 → plain cheaper.
+  const { plugin } = setup([
+    { listing: 'sub', input: 1, output: 1, subscription: true },
+    { listing: 'plain', input: 1, output: 10 },
+  ]);
+  const ctx = ctxFor(msgBody({ max_tokens: 1 }));
+  t.same(pick(plugin, ctx), ['plain', 'sub']);
+  t.equal(ctx.outputBudget, 16, 'the budget covers the largest effective budget among the candidates');
+  const plainOnly = setup([{ listing: 'plain', input: 1, output: 10 }]).plugin;
+  const c2 = ctxFor(msgBody({ max_tokens: 1 }));
+  pick(plainOnly, c2);
+  t.equal(c2.outputBudget, 1, 'no subscription offer: no minimum');
+});
+
+t.test('context window: estimated input + output budget must fit → 400', async (t) => {
+  const { plugin } = setup([{ listing: 's', model: 'acme/small', input: 1, output: 1 }]);
+  const body = { model: 'acme/small', max_tokens: 1000, messages: [user('word '.repeat(1000))] };
+  const input = estimateInputTokens(body, 'messages');
+  t.ok(input + 1000 > 2000, `the fixture overflows (${input} + 1000)`);
+  const err = refusal(t, plugin, ctxFor(body));
+  t.match(err, { status: 400, type: 'invalid_request_error', code: 'context_window_exceeded', message: new RegExp(`${input} tokens.*1000 tokens.*2000 tokens`) });
+  t.match(err.message, /lower max_tokens/);
+  const fits = ctxFor({ ...body, max_tokens: 2000 - input });
+  t.same(pick(plugin, fits), ['s'], 'exactly the context window fits');
+  const chatDefault = refusal(t, plugin, ctxFor({ model: 'acme/small', messages: [user('word '.repeat(1000))] }, { route: 'chat' }));
+  t.match(chatDefault, { status: 400, code: 'context_window_exceeded', message: /max_completion_tokens/ }, 'the chat default budget counts too');
+});
+
+t.test('offers lacking a used feature are skipped; none has it → 400 naming it', async (t) => {
+  const { plugin } = setup([
+    { listing: 'bare', input: 0.1, output: 0.1, supports: { tools: false, images: false, reasoning: false, json_schema: false } },
+    { listing: 'full', input: 9, output: 9 },
+  ]);
+  const noneSupports = setup([{ listing: 'bare', input: 1, output: 1, supports: { tools: false, images: false, reasoning: false, json_schema: false } }]).plugin;
+  const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
+  const cases: [string, RequestContext, () => RequestContext, string, RegExp, string | null][] = [
+    [
+      'tools',
+      ctxFor(msgBody({ tools: [{ name: 'f', input_schema: { type: 'object' } }] })),
+      () => ctxFor(msgBody({ tools: [{ name: 'f', input_schema: { type: 'object' } }] })),
+      'tools',
+      /supports tools/,
+      'tools',
+    ],
+    ['images', ctxFor(msgBody({ messages: [{ role: 'user', content: [image] }] })), () => ctxFor(msgBody({ messages: [{ role: 'user', content: [image] }] })), 'images', /image input/, null],
+    [
+      'reasoning (chat)',
+      ctxFor(chatBody({ reasoning_effort: 'high' }), { route: 'chat' }),
+      () => ctxFor(chatBody({ reasoning_effort: 'high' }), { route: 'chat' }),
+      'reasoning',
+      /reasoning/,
+      null,
+    ],
+    [
+      'json_schema (chat)',
+      ctxFor(chatBody({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }), { route: 'chat' }),
+      () => ctxFor(chatBody({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }), { route: 'chat' }),
+      'json_schema',
+      /json_schema/,
+      null,
+    ],
+  ];
+  for (const [name, ctx, again, feature, message, param] of cases) {
+    t.same(pick(plugin, ctx), ['full'], `${name}: the cheaper offer without it is skipped`);
+    t.ok(ctx.features.has(feature as any), `${name}: recorded in ctx.features`);
+    const err = refusal(t, noneSupports, again());
+    t.match(err, { status: 400, type: 'invalid_request_error', code: 'feature_not_supported', message, param }, `${name}: 400`);
+  }
+  const plainCtx = ctxFor(msgBody());
+  t.same(pick(plugin, plainCtx), ['bare', 'full'], 'a request using no feature takes the cheapest');
+  t.equal(plainCtx.features.size, 0);
+});
+
+t.test('GET /v1/models, chat shape, filtered by permissions and price cap', async (t) => {
+  const { plugin } = setup([
+    { listing: 'big', input: 1, output: 1 },
+    { listing: 'small', model: 'acme/small', input: 50, output: 50 },
+    { listing: 'plain', model: 'plain', input: 1, output: 1 },
+  ]);
+  const all = ctxFor({}, { route: 'models', format: 'chat' });
+  plugin.onRequest!(all);
+  t.same(all.reply, {
+    status: 200,
+    body: {
+      object: 'list',
+      data: [
+        { id: 'acme/big', object: 'model', created: Date.parse('2024-05-01T12:00:00Z') / 1000, owned_by: 'acme' },
+        { id: 'acme/small', object: 'model', created: Date.parse('2025-01-01T00:00:00Z') / 1000, owned_by: 'acme' },
+        { id: 'plain', object: 'model', created: Date.parse('2025-01-01T00:00:00Z') / 1000, owned_by: 'gateway' },
+      ],
+    },
+  }, 'models without offers (acme/empty) are not listed');
+  t.same(all.candidates, [], 'no offer is picked for the models route');
+  const ids = (a: AuthInfo) => {
+    const ctx = ctxFor({}, { route: 'models', format: 'chat', auth: a });
+    plugin.onRequest!(ctx);
+    return (ctx.reply!.body as any).data.map((m: any) => m.id);
+  };
+  t.same(ids(auth({ keyAllowedModels: ['plain', 'acme/empty'] })), ['plain'], 'key allowed list');
+  t.same(ids(auth({ routing: { allow: ['acme/big', 'plain'] } })), ['acme/big', 'plain'], 'routing allow list');
+  t.same(ids(auth({ routing: { deny: ['plain'] } })), ['acme/big', 'acme/small'], 'routing deny list');
+  t.same(ids(auth({ routing: { priceCapInput: 10_000 } })), ['acme/big', 'plain'], 'price cap hides acme/small');
+});
+
+t.test('GET /v1/models, messages shape', async (t) => {
+  const { plugin } = setup([
+    { listing: 'big', input: 1, output: 1 },
+    { listing: 'plain', model: 'plain', input: 1, output: 1 },
+  ]);
+  const ctx = ctxFor({}, { route: 'models', format: 'messages' });
+  plugin.onRequest!(ctx);
+  t.same(ctx.reply, {
+    status: 200,
+    body: {
+      data: [
+        { type: 'model', id: 'acme/big', display_name: 'Acme Big', created_at: '2024-05-01T12:00:00Z' },
+        { type: 'model', id: 'plain', display_name: 'plain', created_at: '2025-01-01T00:00:00Z' },
+      ],
+      has_more: false,
+      first_id: 'acme/big',
+      last_id: 'plain',
+    },
+  });
+  const none = ctxFor({}, { route: 'models', format: 'messages', auth: auth({ keyAllowedModels: [] }) });
+  plugin.onRequest!(none);
+  t.same(none.reply!.body, { data: [], has_more: false, first_id: null, last_id: null }, 'nothing allowed: an empty list');
+});
