@@ -2,7 +2,7 @@
 // named by its path, defaults filled in from the JSON Schema, cross-references checked.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument, visit, Scalar, parse as parseYamlScalar } from 'yaml';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { GatewayConfig } from './config-types.js';
@@ -33,9 +33,15 @@ function validate(doc: unknown) {
   return validator.errors ?? [];
 }
 
-/** Replace ${NAME} with the environment's value; an unset variable is an error naming it. */
-function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: string[]): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * Replace ${NAME} in a string value with the environment's value; an unset variable is an error
+ * naming it. Done on parsed values, not the raw text, so comments are ignored and a value can never
+ * change the file's syntax.
+ */
+function substituteEnv(value: string, env: NodeJS.ProcessEnv, problems: string[]): string {
+  return value.replace(ENV_REF, (_m, name: string) => {
     const v = env[name];
     if (v === undefined) {
       problems.push(`environment variable ${name} is not set (used as \${${name}})`);
@@ -43,6 +49,33 @@ function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: string[])
     }
     return v;
   });
+}
+
+function substituteJson(value: unknown, env: NodeJS.ProcessEnv, problems: string[]): unknown {
+  if (typeof value === 'string') return substituteEnv(value, env, problems);
+  if (Array.isArray(value)) return value.map((v) => substituteJson(v, env, problems));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteJson(v, env, problems)]));
+  return value;
+}
+
+/** `${NAME}` is not a valid plain scalar inside YAML flow collections; parse with a stand-in. */
+const STAND_IN = /_gwenv_([A-Za-z_][A-Za-z0-9_]*?)_gwenv_/g;
+const WHOLE_STAND_IN = /^_gwenv_[A-Za-z_][A-Za-z0-9_]*?_gwenv_$/;
+
+/** YAML: substitute in string scalars; an unquoted scalar that was only a reference takes the value's own type (port: ${PORT} → a number). */
+function parseYamlWithEnv(text: string, env: NodeJS.ProcessEnv, problems: string[]): unknown {
+  const doc = parseDocument(text.replace(ENV_REF, '_gwenv_$1_gwenv_'));
+  if (doc.errors.length > 0) throw new Error(doc.errors.map((e) => e.message).join('; '));
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== 'string' || !node.value.includes('_gwenv_')) return;
+      const whole = WHOLE_STAND_IN.test(node.value);
+      const v = substituteEnv(node.value.replace(STAND_IN, '$${$1}'), env, problems);
+      node.value = whole && node.type === Scalar.PLAIN ? parseYamlScalar(v) : v;
+    },
+  });
+  return doc.toJS();
 }
 
 /** `/offers/2/price/input` → `offers[2].price.input` */
@@ -96,10 +129,9 @@ function crossCheck(cfg: GatewayConfig, problems: string[]): void {
 /** Parse, substitute, validate and default a config text. Throws ConfigError listing every problem. */
 export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const problems: string[] = [];
-  const substituted = substituteEnv(text, env, problems);
   let doc: unknown;
   try {
-    doc = /\.json$/i.test(source) ? JSON.parse(substituted) : parseYaml(substituted);
+    doc = /\.json$/i.test(source) ? substituteJson(JSON.parse(text), env, problems) : parseYamlWithEnv(text, env, problems);
   } catch (err) {
     throw new ConfigError(source, [...problems, `not valid ${/\.json$/i.test(source) ? 'JSON' : 'YAML'}: ${(err as Error).message}`]);
   }

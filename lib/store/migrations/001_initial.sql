@@ -1,5 +1,8 @@
 -- Accounts, keys, routing, the credit journal, holds, payments and request history.
 -- Money columns are integer nano-USD (1e-9 USD); times are integer milliseconds since the epoch.
+-- Rows written by the batched ledger (holds, charges, cached aggregates, history) carry no foreign
+-- keys to accounts or keys: a constraint failure there would fail every later batch with it, and
+-- accounts and keys are never deleted.
 
 CREATE TABLE accounts (
   id            INTEGER PRIMARY KEY,
@@ -46,8 +49,8 @@ CREATE TABLE payments (
 -- process can release holds of a process that died without touching those of a live one.
 CREATE TABLE holds (
   id          TEXT PRIMARY KEY,
-  account_id  INTEGER NOT NULL REFERENCES accounts(id),
-  key_id      INTEGER NOT NULL REFERENCES api_keys(id),
+  account_id  INTEGER NOT NULL,
+  key_id      INTEGER NOT NULL,
   request_id  TEXT,
   amount      INTEGER NOT NULL CHECK (amount >= 0),
   status      TEXT NOT NULL CHECK (status IN ('open', 'settled', 'released')),
@@ -62,8 +65,8 @@ CREATE INDEX holds_open ON holds(status) WHERE status = 'open';
 -- The journal is append-only; a balance is the sum of an account's entries.
 CREATE TABLE journal (
   id         INTEGER PRIMARY KEY AUTOINCREMENT,
-  account_id INTEGER NOT NULL REFERENCES accounts(id),
-  key_id     INTEGER REFERENCES api_keys(id),
+  account_id INTEGER NOT NULL,
+  key_id     INTEGER,
   kind       TEXT NOT NULL CHECK (kind IN ('grant', 'topup', 'charge', 'adjustment')),
   amount     INTEGER NOT NULL,              -- signed: credits > 0, charges < 0
   hold_id    TEXT UNIQUE REFERENCES holds(id),        -- a hold is charged at most once
@@ -80,11 +83,11 @@ CREATE INDEX journal_key_time ON journal(key_id, created_at) WHERE kind = 'charg
 -- Cached aggregates of the journal, updated in the same transaction as its entries, so that
 -- opening the store reads one row per account or key instead of the whole journal.
 CREATE TABLE balances (
-  account_id INTEGER PRIMARY KEY REFERENCES accounts(id),
+  account_id INTEGER PRIMARY KEY,
   balance    INTEGER NOT NULL
 );
 CREATE TABLE key_spend (
-  key_id INTEGER NOT NULL REFERENCES api_keys(id),
+  key_id INTEGER NOT NULL,
   month  TEXT NOT NULL,                     -- 'YYYY-MM', UTC, of the charge's time
   spent  INTEGER NOT NULL,
   PRIMARY KEY (key_id, month)

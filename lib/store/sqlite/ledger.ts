@@ -91,6 +91,7 @@ export class SqliteLedger implements Ledger, BatchPart {
       addSpend: db.prepare(`INSERT INTO key_spend (key_id, month, spent) VALUES (?, ?, ?)
         ON CONFLICT (key_id, month) DO UPDATE SET spent = spent + excluded.spent`),
       entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
+      accountExists: db.prepare('SELECT 1 FROM accounts WHERE id = ?').pluck(),
     };
     this.load();
     changes.setForeignHandler(() => this.readForeignEntries());
@@ -227,6 +228,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     }
     const now = this.months.now();
     const id = durableTransaction(this.db, () => {
+      if (!this.stmt.accountExists.get(accountId)) throw new StoreError('not_found', `no account ${accountId}`);
       this.changes.check();
       const r = this.stmt.insertEntry.run(accountId, null, 'grant', amountNano, null, note ?? null, now);
       this.stmt.addBalance.run(accountId, amountNano);

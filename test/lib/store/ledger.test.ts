@@ -236,3 +236,12 @@ t.test('a hold left open under our own pid by an earlier process (a restarted co
   t.equal(statusOf('stale'), 'released');
   t.equal(live.ok && statusOf(live.hold.id), 'open', 'the hold of a store still open in this process stays open');
 });
+
+t.test('a grant needs an existing account and a positive amount', async (t) => {
+  const { store } = tempStore(t);
+  await t.rejects(store.ledger.grant(42, 100), { code: 'not_found' });
+  const a = await seedAccount(store, 0);
+  await t.rejects(store.ledger.grant(a.accountId, 0), { code: 'invalid' });
+  await t.rejects(store.ledger.grant(a.accountId, 0.5), { code: 'invalid' });
+  t.same(await checkInvariants(store), []);
+});

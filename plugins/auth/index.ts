@@ -1,0 +1,91 @@
+// auth: finds the caller's API key (Authorization: Bearer, or x-api-key) and loads what it may use
+// into ctx.auth. Lookups are cached; the store's change counter empties the caches whenever keys or
+// routing changed here or in another process (the command line), so a revoked key fails at once.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { LRUCache } from 'lru-cache';
+import type { Plugin, PluginEnv } from '../../lib/plugin.js';
+import type { AuthInfo, RequestContext, RoutingSettings } from '../../lib/context.js';
+import { GatewayError } from '../../lib/errors.js';
+import { hashApiKey, isWellFormedKey, keyPrefix } from '../../lib/store/api-key.js';
+import type { ApiKeyCredential, Store } from '../../lib/store/types.js';
+
+const refuse = (message: string) => new GatewayError(401, 'authentication_error', 'invalid_api_key', message);
+
+const SEND_KEY = 'Send the complete key as `Authorization: Bearer <key>` or `x-api-key: <key>`.';
+const MISSING = `Missing API key. ${SEND_KEY}`;
+const INCOMPLETE = 'The API key is incomplete or a placeholder (such as sk-service-... or <API_KEY>). ' +
+  'Send the complete key (sk-service- followed by its random part), as shown once when it was created.';
+const UNKNOWN = `Invalid API key. ${SEND_KEY}`;
+const REVOKED = `This API key has been revoked. Send the complete key of a key that is still active.`;
+
+/** The key values the client sent, Bearer first (it wins when recognized). */
+function presentedKeys(headers: IncomingHttpHeaders): string[] {
+  const out: string[] = [];
+  const bearer = /^\s*Bearer\s*(.*)$/i.exec(headers.authorization ?? '');
+  if (bearer) out.push(bearer[1].trim());
+  const x = headers['x-api-key'];
+  const xKey = (Array.isArray(x) ? x[0] : x)?.trim();
+  if (xKey !== undefined && xKey !== out[0]) out.push(xKey);
+  return out;
+}
+
+export default function auth(env: PluginEnv): Plugin {
+  const store = env.store as Store;
+  const keysByPrefix = new LRUCache<string, ApiKeyCredential[]>({ max: 10_000 });
+  const routingByAccount = new LRUCache<number, RoutingSettings>({ max: 10_000 });
+  let seenVersion = -1;
+
+  async function credentialsFor(prefix: string): Promise<ApiKeyCredential[]> {
+    let found = keysByPrefix.get(prefix);
+    if (!found) keysByPrefix.set(prefix, (found = await store.keys.findByPrefix(prefix)));
+    return found;
+  }
+
+  async function routingFor(accountId: number): Promise<RoutingSettings> {
+    let r = routingByAccount.get(accountId);
+    if (!r) routingByAccount.set(accountId, (r = await store.routing.get(accountId)));
+    return r;
+  }
+
+  /** The active key record matching `value`, or the reason it is refused. */
+  async function identify(value: string): Promise<ApiKeyCredential | string> {
+    if (!isWellFormedKey(value)) return INCOMPLETE;
+    const hash = hashApiKey(value);
+    const match = (await credentialsFor(keyPrefix(value))).find((c) => timingSafeEqual(c.hash, hash));
+    if (!match) return UNKNOWN;
+    return match.revokedAt === null ? match : REVOKED;
+  }
+
+  return {
+    name: 'auth',
+    async onRequest(ctx: RequestContext) {
+      const version = await store.sync();
+      if (version !== seenVersion) {
+        keysByPrefix.clear();
+        routingByAccount.clear();
+        seenVersion = version;
+      }
+      const values = presentedKeys(ctx.req.headers);
+      let refusal: string | undefined;
+      for (const value of values) {
+        const found = await identify(value);
+        if (typeof found === 'string') {
+          refusal ??= found;
+          continue;
+        }
+        const info: AuthInfo = {
+          accountId: found.accountId,
+          keyId: found.id,
+          keyAllowedModels: found.allowedModels,
+          monthlyLimitNano: found.monthlyLimitNano,
+          routing: await routingFor(found.accountId),
+        };
+        ctx.auth = info;
+        store.keys.touch(found.id);
+        return;
+      }
+      throw refuse(refusal ?? MISSING);
+    },
+  };
+}

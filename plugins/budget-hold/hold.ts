@@ -1,0 +1,19 @@
+// The request's credit hold, shared by budget-hold (which opens it) and metering (which settles it).
+import type { RequestContext } from '../../lib/context.js';
+
+export interface RequestHold {
+  id: string;
+  amount: number;
+  /** Set by whoever ends the hold (metering's settle, or budget-hold's release). */
+  ended: boolean;
+}
+
+const KEY = 'budget-hold';
+
+export function holdOf(ctx: RequestContext): RequestHold | undefined {
+  return ctx.state[KEY] as RequestHold | undefined;
+}
+
+export function setHold(ctx: RequestContext, hold: RequestHold): void {
+  ctx.state[KEY] = hold;
+}

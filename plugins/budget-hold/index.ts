@@ -1,0 +1,78 @@
+// budget-hold: before an inference request goes upstream, reserve credit for its worst case:
+// estimated input × the highest input price + output budget × the highest output price among the
+// candidate offers (so failover to a dearer offer never exceeds it). Admission is atomic in the
+// ledger; a refusal is a 402 saying which limit was hit. The hold is settled by metering; if it is
+// still open when this plugin's onDone runs (metering never saw the request), it is released.
+import type { Plugin, PluginEnv } from '../../lib/plugin.js';
+import type { RequestContext } from '../../lib/context.js';
+import { GatewayError } from '../../lib/errors.js';
+import { formatUsd } from '../../lib/store/money.js';
+import type { ReserveRefusal, Store } from '../../lib/store/types.js';
+import { holdOf, setHold } from './hold.js';
+
+const billing = (code: string, message: string, param: string | null = null) =>
+  new GatewayError(402, 'billing_error', code, message, { param });
+
+/** The body field that set the output budget, for the error's `param`. */
+const budgetParam = (ctx: RequestContext) =>
+  ctx.route === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+
+function tooLarge(ctx: RequestContext, amount: bigint | number, what: string): GatewayError {
+  const shown = typeof amount === 'bigint' && amount > BigInt(Number.MAX_SAFE_INTEGER) ? 'more than $9,007,199' : formatUsd(Number(amount));
+  return billing('hold_too_large',
+    `The credit hold for this request's output budget (${ctx.outputBudget} tokens: ${shown}) is too large: ${what}. ` +
+    `Lower ${budgetParam(ctx)}.`, budgetParam(ctx));
+}
+
+function refusalError(ctx: RequestContext, r: ReserveRefusal): GatewayError {
+  switch (r.reason) {
+    case 'insufficient_credit':
+      return billing('insufficient_credit',
+        `Not enough credit: this request needs a hold of ${formatUsd(r.amount)} and the account has ` +
+        `${formatUsd(r.available)} available (balance minus requests in flight). Add credits.`);
+    case 'monthly_limit_reached':
+      return billing('monthly_limit_reached',
+        `This API key's monthly limit of ${formatUsd(r.limit)} is reached: ${formatUsd(r.monthToDate)} spent this month` +
+        (r.keyHeld > 0 ? ` and ${formatUsd(r.keyHeld)} held by requests in flight` : '') +
+        `, and this request needs a hold of ${formatUsd(r.amount)}. Check the key's monthly limit.`);
+    case 'hold_too_large':
+      return r.exceeds === 'balance'
+        ? tooLarge(ctx, r.amount, `it exceeds the account's whole balance of ${formatUsd(r.balance)} (or add credits)`)
+        : tooLarge(ctx, r.amount, `it exceeds this API key's monthly limit of ${formatUsd(r.limit)}`);
+  }
+}
+
+export default function budgetHold(env: PluginEnv): Plugin {
+  const store = env.store as Store;
+  return {
+    name: 'budget-hold',
+
+    async onRequest(ctx: RequestContext) {
+      if ((ctx.route !== 'chat' && ctx.route !== 'messages') || !ctx.auth || ctx.candidates.length === 0) return;
+      let maxInput = 0, maxOutput = 0;
+      for (const o of ctx.candidates) {
+        if (o.prices.input > maxInput) maxInput = o.prices.input;
+        if (o.prices.output > maxOutput) maxOutput = o.prices.output;
+      }
+      const amount = BigInt(Math.ceil(ctx.estimatedInputTokens)) * BigInt(maxInput) +
+        BigInt(ctx.outputBudget) * BigInt(maxOutput);
+      if (amount > BigInt(Number.MAX_SAFE_INTEGER)) throw tooLarge(ctx, amount, 'it exceeds any possible balance');
+      const r = await store.ledger.reserve({
+        accountId: ctx.auth.accountId,
+        keyId: ctx.auth.keyId,
+        amount: Number(amount),
+        monthlyLimitNano: ctx.auth.monthlyLimitNano,
+        requestId: ctx.id,
+      });
+      if (!r.ok) throw refusalError(ctx, r);
+      setHold(ctx, { id: r.hold.id, amount: r.hold.amount, ended: false });
+    },
+
+    async onDone(ctx: RequestContext) {
+      const hold = holdOf(ctx);
+      if (!hold || hold.ended) return;
+      hold.ended = true;
+      await store.ledger.release(hold.id);
+    },
+  };
+}

@@ -1,0 +1,170 @@
+// metering: reads usage from the upstream's own output (it sits next to the upstream, so it sees the
+// upstream's format), settles the credit hold at actual usage, and writes the request's history row.
+// A stream that breaks or is abandoned is charged for what was produced: the usage the upstream
+// reported so far, else an estimate from the output text already streamed.
+import type { Plugin, PluginEnv, StreamEvent, UpstreamRequest } from '../../lib/plugin.js';
+import type { Offer, Outcome, RequestContext, Usage } from '../../lib/context.js';
+import type { WireFormat } from '../../lib/config-types.js';
+import type { Store } from '../../lib/store/types.js';
+import { holdOf } from '../budget-hold/hold.js';
+import { OutputText } from './output-text.js';
+import { costOf, fromUsage, fromChatUsage, fromMessagesUsage, type Reported } from './usage.js';
+
+/** What one attempt produced, as far as the upstream told us. */
+interface Reading {
+  offer: Offer;
+  reported: Reported;
+  /** The upstream's final usage arrived (non-stream body, chat usage chunk, messages message_delta). */
+  final: boolean;
+  text: OutputText;
+}
+
+const KEY = 'metering';
+const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+function startReading(ctx: RequestContext, up: UpstreamRequest): Reading {
+  // A new attempt replaces the previous one's reading: only the serving attempt is charged.
+  const r: Reading = { offer: up.offer, reported: {}, final: false, text: new OutputText() };
+  ctx.state[KEY] = r;
+  return r;
+}
+
+/** Output text of a whole (non-streamed) answer, for when it carries no usage. */
+function addBodyText(format: WireFormat, body: any, text: OutputText): void {
+  if (format === 'chat') {
+    for (const c of Array.isArray(body.choices) ? body.choices : []) {
+      const m = c?.message;
+      text.add(m?.content);
+      text.add(m?.reasoning_content);
+      for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) text.add(t?.function?.arguments);
+    }
+  } else {
+    for (const b of Array.isArray(body.content) ? body.content : []) {
+      text.add(b?.text);
+      text.add(b?.thinking);
+      if (b?.type === 'tool_use') text.add(JSON.stringify(b.input ?? {}));
+    }
+  }
+}
+
+function onChatChunk(r: Reading, j: any): void {
+  if (j.usage && typeof j.usage === 'object') {
+    r.reported = fromChatUsage(j.usage);
+    r.final = true;
+  }
+  if (!Array.isArray(j.choices)) return;
+  for (const c of j.choices) {
+    const d = c?.delta;
+    if (!d) continue;
+    r.text.add(d.content);
+    r.text.add(d.reasoning_content);
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) r.text.add(t?.function?.arguments);
+  }
+}
+
+function onMessagesEvent(r: Reading, j: any): void {
+  switch (j.type) {
+    case 'message_start':
+      r.reported = { ...r.reported, ...fromMessagesUsage(j.message?.usage) };
+      break;
+    case 'content_block_delta': {
+      const d = j.delta;
+      r.text.add(d?.text);
+      r.text.add(d?.partial_json);
+      r.text.add(d?.thinking);
+      break;
+    }
+    case 'message_delta':
+      // Cumulative: its fields replace earlier ones.
+      r.reported = { ...r.reported, ...fromMessagesUsage(j.usage) };
+      r.final = true;
+      break;
+  }
+}
+
+/**
+ * Token counts to charge for the serving attempt. Reported numbers are used as they are, except
+ * where they cannot be right: no report (a broken stream, an upstream without usage), or a zero
+ * where work evidently happened (a prompt of zero tokens, no output tokens beside streamed text).
+ * Those fall back to our input estimate and the tokens of the output text produced.
+ */
+function measure(r: Reading, ctx: RequestContext): Usage {
+  const { cacheRead = 0, cacheWrite = 0 } = r.reported;
+  let { input, output } = r.reported;
+  if (input === undefined || (input === 0 && cacheRead === 0 && cacheWrite === 0)) {
+    input = Math.max(0, Math.ceil(ctx.estimatedInputTokens) - cacheRead - cacheWrite);
+  }
+  // Final usage is exact; partial usage (message_start's output) is a floor under the streamed text.
+  if (!r.final || !output) output = Math.max(output ?? 0, r.text.tokens());
+  return { input, output, cacheRead, cacheWrite };
+}
+
+export default function metering(env: PluginEnv): Plugin {
+  const store = env.store as Store;
+
+  return {
+    name: 'metering',
+
+    onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest) {
+      const r = startReading(ctx, up);
+      r.reported = fromUsage(up.format, body.usage);
+      r.final = true;
+      if (!r.reported.output) addBodyText(up.format, body, r.text);
+      return undefined;
+    },
+
+    onStream(ctx: RequestContext, up: UpstreamRequest) {
+      const r = startReading(ctx, up);
+      const read = up.format === 'chat' ? onChatChunk : onMessagesEvent;
+      return {
+        onEvent(ev: StreamEvent) {
+          const j = ev.json;
+          if (j && typeof j === 'object') read(r, j);
+          return ev;
+        },
+      };
+    },
+
+    async onDone(ctx: RequestContext, outcome: Outcome) {
+      if (!ctx.auth) return;
+      const reading = ctx.state[KEY] as Reading | undefined;
+      // Only the attempt that served the client is charged; failed attempts before it are not.
+      const served = reading && ctx.offer && reading.offer.listing === ctx.offer.listing ? reading : undefined;
+      const usage = served ? measure(served, ctx) : NO_USAGE;
+      ctx.usage = usage;
+
+      let cost = 0;
+      const hold = holdOf(ctx);
+      if (hold && !hold.ended) {
+        hold.ended = true;
+        if (served) {
+          const want = costOf(usage, served.offer.prices);
+          cost = (await store.ledger.settle(hold.id, want > BigInt(hold.amount) ? hold.amount : Number(want))) ?? 0;
+        } else await store.ledger.release(hold.id);
+      }
+
+      // A successful token count leaves no history row (spec 2.1).
+      if (ctx.route === 'count_tokens' && outcome === 'ok' && !ctx.error) return;
+      const now = performance.now();
+      store.history.record({
+        requestId: ctx.id,
+        time: ctx.receivedAt,
+        accountId: ctx.auth.accountId,
+        keyId: ctx.auth.keyId,
+        route: ctx.route,
+        model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
+        listing: ctx.offer?.listing ?? null,
+        attempts: ctx.attempts,
+        status: outcome,
+        httpStatus: ctx.status ?? null,
+        stream: ctx.stream === true,
+        usage,
+        holdNano: hold?.amount ?? 0,
+        costNano: cost,
+        latencyMs: now - ctx.startedAt,
+        ttfbMs: ctx.firstByteAt === undefined ? null : ctx.firstByteAt - ctx.startedAt,
+        error: ctx.error?.message ?? null,
+      });
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import t, { type Test } from 'tap';
+import auth from '../../../plugins/auth/index.js';
+import { GatewayError } from '../../../lib/errors.js';
+import { openStore } from '../../../lib/store/index.js';
+import { pluginEnv, requestContext, seedAccount, tempStore } from '../../lib/store/fixtures/store.js';
+
+async function setup(t: Test) {
+  const ts = tempStore(t);
+  const a = await seedAccount(ts.store, 0, { allowedModels: ['test/gpt'], monthlyLimitNano: 7_000_000_000 });
+  const other = await ts.store.keys.create({ accountId: a.accountId, name: 'other' });
+  const plugin = auth(pluginEnv(ts.store, ts.config));
+  /** Runs auth for these headers: the AuthInfo, or the 401 thrown. */
+  const call = async (headers: Record<string, string>) => {
+    const ctx = requestContext({ headers });
+    try {
+      await plugin.onRequest!(ctx);
+      return ctx.auth!;
+    } catch (err) {
+      if (err instanceof GatewayError) return err;
+      throw err;
+    }
+  };
+  return { ...ts, a, other, call };
+}
+
+function is401(t: Test, r: unknown, message: RegExp, what: string) {
+  t.ok(r instanceof GatewayError, `${what}: refused`);
+  t.match(r, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message }, what);
+}
+
+t.test('a valid key in either header sets ctx.auth with its limits and the account routing', async (t) => {
+  const { store, a, call } = await setup(t);
+  await store.routing.set(a.accountId, { deny: ['test/claude'], priceCapOutput: 15000 });
+  const want = {
+    accountId: a.accountId, keyId: a.keyId, keyAllowedModels: ['test/gpt'], monthlyLimitNano: 7_000_000_000,
+    routing: { allow: null, deny: ['test/claude'], priceCapInput: null, priceCapOutput: 15000 },
+  };
+  t.same(await call({ authorization: `Bearer ${a.secret}` }), want, 'Authorization: Bearer');
+  t.same(await call({ authorization: `bearer   ${a.secret}` }), want, 'the scheme is case-insensitive');
+  t.same(await call({ 'x-api-key': a.secret }), want, 'x-api-key');
+  await store.flush();
+  t.type((await store.keys.get(a.keyId))!.lastUsedAt, 'number', 'last use recorded');
+});
+
+t.test('header precedence: a recognized Bearer key wins, else x-api-key is tried', async (t) => {
+  const { a, other, call } = await setup(t);
+  t.match(await call({ authorization: `Bearer ${a.secret}`, 'x-api-key': other.secret }), { keyId: a.keyId });
+  t.match(await call({ authorization: `Bearer ${other.secret}`, 'x-api-key': a.secret }), { keyId: other.key.id });
+  const unknown = 'sk-service-' + 'Z'.repeat(40);
+  t.match(await call({ authorization: `Bearer ${unknown}`, 'x-api-key': a.secret }), { keyId: a.keyId },
+    'an unrecognized Bearer value falls back to x-api-key');
+  t.match(await call({ authorization: 'Bearer sk-service-...', 'x-api-key': a.secret }), { keyId: a.keyId },
+    'so does a placeholder');
+  t.match(await call({ authorization: `Basic dXNlcjpwYXNz`, 'x-api-key': a.secret }), { keyId: a.keyId },
+    'a non-Bearer Authorization is not a key');
+  is401(t, await call({ authorization: `Bearer ${unknown}`, 'x-api-key': 'sk-service-...' }), /Invalid API key.*complete key/,
+    'both unrecognized: the Bearer reason');
+});
+
+t.test('401 for a missing, incomplete, placeholder, unknown or revoked key', async (t) => {
+  const { store, a, call } = await setup(t);
+  is401(t, await call({}), /Missing API key.*complete key/, 'no key');
+  is401(t, await call({ authorization: 'Bearer' }), /incomplete or a placeholder.*complete key/, 'empty Bearer');
+  is401(t, await call({ authorization: 'Basic dXNlcjpwYXNz' }), /Missing API key.*Bearer/, 'Basic only');
+  for (const placeholder of ['sk-service-...', '<API_KEY>', 'sk-service-<API_KEY>', 'sk-service-', a.secret.slice(0, 30)]) {
+    is401(t, await call({ authorization: `Bearer ${placeholder}` }), /incomplete or a placeholder.*complete key/, `"${placeholder}"`);
+  }
+  is401(t, await call({ 'x-api-key': a.secret.slice(0, -1) }), /Invalid API key.*complete key/, 'one character short');
+  is401(t, await call({ 'x-api-key': a.secret.slice(0, -1) + (a.secret.endsWith('A') ? 'B' : 'A') }), /Invalid API key/,
+    'same prefix, different secret');
+  await store.keys.revoke(a.keyId);
+  is401(t, await call({ authorization: `Bearer ${a.secret}` }), /revoked.*complete key/, 'revoked');
+});
+
+t.test('changes by another process (the command line) apply on the very next request', async (t) => {
+  const { config, a, call } = await setup(t);
+  t.match(await call({ 'x-api-key': a.secret }), { keyId: a.keyId, routing: { deny: [] } }, 'cached now');
+
+  const cli = openStore(config);
+  await cli.routing.set(a.accountId, { deny: ['test/gpt'] });
+  t.match(await call({ 'x-api-key': a.secret }), { routing: { deny: ['test/gpt'] } }, 'routing change seen');
+  const fresh = await cli.keys.create({ accountId: a.accountId, name: 'made by the cli' });
+  t.match(await call({ 'x-api-key': fresh.secret }), { keyId: fresh.key.id }, 'a new key works at once');
+  await cli.keys.revoke(a.keyId);
+  await cli.close();
+  is401(t, await call({ 'x-api-key': a.secret }), /revoked/, 'a revoked key is refused at once');
+});

@@ -1,0 +1,93 @@
+import t, { type Test } from 'tap';
+import budgetHold from '../../../plugins/budget-hold/index.js';
+import { holdOf } from '../../../plugins/budget-hold/hold.js';
+import { GatewayError } from '../../../lib/errors.js';
+import type { RequestContext } from '../../../lib/context.js';
+import { checkInvariants } from '../../helpers/invariants.js';
+import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
+
+const USD = 1_000_000_000;
+// Max input price 4 $/M (4000 nano/token) from one offer, max output 16 $/M (16000) from another.
+const offers = [
+  testOffer('m@cheap', 'messages', { input: 3, output: 16 }),
+  testOffer('m@dear', 'chat', { input: 4, output: 12 }),
+];
+
+async function setup(t: Test, creditNano: number, monthlyLimitNano: number | null = null) {
+  const ts = tempStore(t);
+  const a = await seedAccount(ts.store, creditNano, { monthlyLimitNano });
+  const plugin = budgetHold(pluginEnv(ts.store, ts.config));
+  const ctxFor = (over: Partial<RequestContext> = {}) => requestContext({
+    route: 'messages', candidates: offers, estimatedInputTokens: 1000, outputBudget: 500,
+    auth: { accountId: a.accountId, keyId: a.keyId, keyAllowedModels: null, monthlyLimitNano,
+      routing: { allow: null, deny: [], priceCapInput: null, priceCapOutput: null } },
+    ...over,
+  });
+  const refusal = async (ctx: RequestContext) => {
+    try {
+      await plugin.onRequest!(ctx);
+    } catch (err) {
+      if (err instanceof GatewayError) return err;
+      throw err;
+    }
+    throw new Error('admitted');
+  };
+  return { ...ts, a, plugin, ctxFor, refusal };
+}
+
+t.test('the hold is estimated input × max input price + output budget × max output price', async (t) => {
+  const { store, a, plugin, ctxFor } = await setup(t, 1 * USD);
+  const ctx = ctxFor();
+  await plugin.onRequest!(ctx);
+  const want = 1000 * 4000 + 500 * 16000;
+  t.match(holdOf(ctx), { amount: want, ended: false });
+  t.equal((await store.ledger.balance(a.accountId)).held, want);
+  await plugin.onDone!(ctx, 'error');
+  t.equal(holdOf(ctx)!.ended, true);
+  t.equal((await store.ledger.balance(a.accountId)).held, 0, 'onDone releases a hold nobody settled');
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+});
+
+t.test('no hold for count_tokens, models, or a request with no candidates', async (t) => {
+  const { store, a, plugin, ctxFor } = await setup(t, 1 * USD);
+  for (const ctx of [ctxFor({ route: 'count_tokens' }), ctxFor({ route: 'models' }), ctxFor({ candidates: [] })]) {
+    await plugin.onRequest!(ctx);
+    t.equal(holdOf(ctx), undefined, ctx.route);
+    await plugin.onDone!(ctx, 'ok');
+  }
+  t.equal((await store.ledger.balance(a.accountId)).held, 0);
+});
+
+t.test('402 names the reason: not enough credit', async (t) => {
+  const { plugin, ctxFor, refusal } = await setup(t, 20_000_000);
+  const first = ctxFor();
+  await plugin.onRequest!(first); // 12_000_000 of 20_000_000 held
+  const err = await refusal(ctxFor());
+  t.match(err, { status: 402, type: 'billing_error', code: 'insufficient_credit', message: /Not enough credit.*\$0\.012.*\$0\.008.*Add credits/ });
+  await plugin.onDone!(first, 'ok');
+});
+
+t.test('402 names the reason: the monthly limit', async (t) => {
+  const { store, plugin, ctxFor, refusal } = await setup(t, 100 * USD, 20_000_000);
+  const first = ctxFor();
+  await plugin.onRequest!(first);
+  await store.ledger.settle(holdOf(first)!.id, 10_000_000);
+  holdOf(first)!.ended = true;
+  const err = await refusal(ctxFor());
+  t.match(err, { status: 402, code: 'monthly_limit_reached', message: /monthly limit of \$0\.02 is reached.*\$0\.01 spent/ });
+});
+
+t.test('402 names the reason: the hold for this output budget is too large', async (t) => {
+  const { ctxFor, refusal } = await setup(t, 10_000_000, 5 * USD);
+  t.match(await refusal(ctxFor()), {
+    status: 402, code: 'hold_too_large', param: 'max_tokens',
+    message: /hold for this request's output budget \(500 tokens: \$0\.012\).*balance of \$0\.01.*Lower max_tokens/,
+  }, 'above the whole balance');
+  const rich = await setup(t, 100 * USD, 5 * USD);
+  t.match(await rich.refusal(rich.ctxFor({ route: 'chat', body: { max_completion_tokens: 500 }, outputBudget: 500_000 })), {
+    code: 'hold_too_large', param: 'max_completion_tokens', message: /monthly limit of \$5\.00.*Lower max_completion_tokens/,
+  }, 'above the monthly limit');
+  t.match(await refusal(ctxFor({ outputBudget: Number.MAX_SAFE_INTEGER })), {
+    code: 'hold_too_large', message: /more than \$9,007,199/,
+  }, 'beyond any integer amount (BigInt math)');
+});

@@ -1,0 +1,229 @@
+import t, { type Test } from 'tap';
+import metering from '../../../plugins/metering/index.js';
+import budgetHold from '../../../plugins/budget-hold/index.js';
+import { holdOf } from '../../../plugins/budget-hold/hold.js';
+import { StreamEvent, type UpstreamRequest } from '../../../lib/plugin.js';
+import type { Offer, Outcome, RequestContext, Route } from '../../../lib/context.js';
+import { GatewayError } from '../../../lib/errors.js';
+import { countTextTokens } from '../../../lib/tokens.js';
+import { checkInvariants } from '../../helpers/invariants.js';
+import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
+
+const USD = 1_000_000_000;
+// 3000 / 15000 / 300 / 3750 nano-USD per token.
+const messagesOffer = testOffer('m@messages', 'messages', { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 });
+// 2500 / 10000 / 1250 / 2500 (cache write unpriced: billed as input).
+const chatOffer = testOffer('m@chat', 'chat', { input: 2.5, output: 10, cache_read: 1.25 });
+
+async function setup(t: Test) {
+  const ts = tempStore(t);
+  const a = await seedAccount(ts.store, 100 * USD);
+  const env = pluginEnv(ts.store, ts.config);
+  const meter = metering(env);
+  const hold = budgetHold(env);
+  const auth = { accountId: a.accountId, keyId: a.keyId, keyAllowedModels: null, monthlyLimitNano: null,
+    routing: { allow: null, deny: [], priceCapInput: null, priceCapOutput: null } };
+
+  /** Request phase: the hold is taken for these candidates. */
+  async function begin(candidates: Offer[], over: Partial<RequestContext> = {}) {
+    const ctx = requestContext({ route: 'messages', candidates, estimatedInputTokens: 2000, outputBudget: 1000, auth,
+      model: candidates[0]?.model, body: { model: 'm' }, ...over });
+    await hold.onRequest!(ctx);
+    return ctx;
+  }
+  const up = (offer: Offer): UpstreamRequest => ({ offer, format: offer.provider.format, path: '/', body: {}, headers: {} });
+  const commit = (ctx: RequestContext, offer: Offer) => {
+    ctx.offer = offer;
+    ctx.status = 200;
+    ctx.firstByteAt = ctx.startedAt + 12;
+  };
+  /** onDone in reverse chain order: metering, then budget-hold. */
+  async function end(ctx: RequestContext, outcome: Outcome) {
+    await meter.onDone!(ctx, outcome);
+    await hold.onDone!(ctx, outcome);
+    return { row: await ts.store.history.get(ctx.id), charged: (await ts.store.ledger.balance(a.accountId)).balance };
+  }
+  async function whole(offer: Offer, body: any, over: Partial<RequestContext> = {}) {
+    const ctx = await begin([offer], over);
+    t.equal(meter.onResponseBody!(ctx, body, up(offer)), undefined, 'the body passes unchanged');
+    commit(ctx, offer);
+    return { ctx, ...(await end(ctx, 'ok')) };
+  }
+  async function stream(offer: Offer, events: StreamEvent[], outcome: Outcome, over: Partial<RequestContext> = {}) {
+    const ctx = await begin([offer], { stream: true, ...over });
+    const h = meter.onStream!(ctx, up(offer))!;
+    commit(ctx, offer);
+    for (const ev of events) t.equal(h.onEvent(ev), ev, 'events pass unchanged');
+    if (outcome === 'ok') h.onEnd?.();
+    if (outcome === 'error') ctx.error = new GatewayError(502, 'api_error', 'upstream_stream_error', 'The upstream stream broke');
+    return { ctx, ...(await end(ctx, outcome)) };
+  }
+  const spent = async () => 100 * USD - (await ts.store.ledger.balance(a.accountId)).balance;
+  return { ...ts, a, meter, hold, begin, up, commit, end, whole, stream, spent };
+}
+
+const msg = (type: string, rest: object) => StreamEvent.of({ type, ...rest }, type);
+const chunk = (delta: object, extra: object = {}) => StreamEvent.of({ id: 'c', choices: [{ index: 0, delta }], ...extra });
+
+t.test('messages body: every token class at its own price', async (t) => {
+  const s = await setup(t);
+  const { ctx, row } = await s.whole(messagesOffer, {
+    content: [{ type: 'text', text: 'hi' }],
+    usage: { input_tokens: 100, output_tokens: 50, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200 },
+  });
+  const cost = 100 * 3000 + 50 * 15000 + 1000 * 300 + 200 * 3750;
+  t.equal(await s.spent(), cost);
+  t.same(ctx.usage, { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200 });
+  t.match(row, { costNano: cost, holdNano: 2000 * 3000 + 1000 * 15000, status: 'ok', httpStatus: 200, listing: 'm@messages',
+    usage: { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200 }, stream: false, error: null, ttfbMs: 12 });
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('chat body: prompt_tokens includes the cached tokens', async (t) => {
+  const s = await setup(t);
+  const { ctx } = await s.whole(chatOffer, {
+    choices: [{ message: { content: 'hi' } }],
+    usage: { prompt_tokens: 1300, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 1000 } },
+  });
+  t.same(ctx.usage, { input: 300, output: 50, cacheRead: 1000, cacheWrite: 0 });
+  t.equal(await s.spent(), 300 * 2500 + 50 * 10000 + 1000 * 1250);
+});
+
+t.test('messages stream: message_start usage plus cumulative message_delta usage', async (t) => {
+  const s = await setup(t);
+  const { ctx, row } = await s.stream(messagesOffer, [
+    msg('message_start', { message: { usage: { input_tokens: 100, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, output_tokens: 1 } } }),
+    msg('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    msg('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello there' } }),
+    msg('ping', {}),
+    msg('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 20 } }),
+    msg('message_delta', { delta: {}, usage: { output_tokens: 50 } }),
+    msg('message_stop', {}),
+  ], 'ok');
+  t.same(ctx.usage, { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200 });
+  t.equal(await s.spent(), 100 * 3000 + 50 * 15000 + 1000 * 300 + 200 * 3750);
+  t.match(row, { stream: true, status: 'ok' });
+});
+
+t.test('chat stream: the final usage chunk', async (t) => {
+  const s = await setup(t);
+  const { ctx } = await s.stream(chatOffer, [
+    chunk({ role: 'assistant', content: '' }, { usage: null }),
+    chunk({ content: 'Hello' }, { usage: null }),
+    chunk({}, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+    StreamEvent.of({ id: 'c', choices: [], usage: { prompt_tokens: 1300, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 1000 } } }),
+    new StreamEvent({ data: '[DONE]' }),
+  ], 'ok');
+  t.same(ctx.usage, { input: 300, output: 50, cacheRead: 1000, cacheWrite: 0 });
+  t.equal(await s.spent(), 300 * 2500 + 50 * 10000 + 1000 * 1250);
+});
+
+t.test('a broken messages stream is charged the reported input and the output streamed so far', async (t) => {
+  const s = await setup(t);
+  const text = 'The quick brown fox jumps over the lazy dog, twice over and then some more.';
+  const { ctx, row } = await s.stream(messagesOffer, [
+    msg('message_start', { message: { usage: { input_tokens: 100, cache_read_input_tokens: 0, output_tokens: 1 } } }),
+    msg('content_block_delta', { index: 0, delta: { type: 'text_delta', text: text.slice(0, 30) } }),
+    msg('content_block_delta', { index: 0, delta: { type: 'text_delta', text: text.slice(30) } }),
+  ], 'error');
+  const out = countTextTokens(text);
+  t.ok(out > 5);
+  t.same(ctx.usage, { input: 100, output: out, cacheRead: 0, cacheWrite: 0 });
+  t.equal(await s.spent(), 100 * 3000 + out * 15000);
+  t.match(row, { status: 'error', error: /stream broke/, costNano: 100 * 3000 + out * 15000 });
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('an abandoned chat stream without usage: estimated input, counted output (text and tool arguments)', async (t) => {
+  const s = await setup(t);
+  const { ctx, row } = await s.stream(chatOffer, [
+    chunk({ content: 'Let me look that up.' }),
+    chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '"weather in Paris"}' } }] }),
+  ], 'client_gone');
+  const out = countTextTokens('Let me look that up.{"q":"weather in Paris"}');
+  t.same(ctx.usage, { input: 2000, output: out, cacheRead: 0, cacheWrite: 0 });
+  t.equal(await s.spent(), 2000 * 2500 + out * 10000);
+  t.match(row, { status: 'client_gone' });
+});
+
+t.test('a body without usage is charged from its text', async (t) => {
+  const s = await setup(t);
+  const { ctx } = await s.whole(messagesOffer, { content: [{ type: 'text', text: 'Four score and seven years ago' }] });
+  t.same(ctx.usage, { input: 2000, output: countTextTokens('Four score and seven years ago'), cacheRead: 0, cacheWrite: 0 });
+});
+
+t.test('absurd or negative upstream numbers are clamped; the charge never exceeds the hold', async (t) => {
+  const s = await setup(t);
+  const { ctx, row } = await s.whole(messagesOffer, {
+    usage: { input_tokens: -50, output_tokens: 1e15, cache_read_input_tokens: 'lots', cache_creation_input_tokens: null },
+  });
+  t.same(ctx.usage, { input: 2000, output: 100_000_000, cacheRead: 0, cacheWrite: 0 }, 'a negative input is clamped, then estimated');
+  const holdAmount = 2000 * 3000 + 1000 * 15000;
+  t.equal(row!.costNano, holdAmount, 'charged exactly the hold');
+  t.equal(await s.spent(), holdAmount);
+  const neg = await s.whole(chatOffer, { usage: { prompt_tokens: 10, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 50 } } });
+  t.same(neg.ctx.usage, { input: 0, output: 0, cacheRead: 50, cacheWrite: 0 }, 'cached above prompt: input 0, never negative');
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('failover: only the attempt that served is charged', async (t) => {
+  const s = await setup(t);
+  const ctx = await s.begin([messagesOffer, chatOffer], { stream: true });
+  const first = s.meter.onStream!(ctx, s.up(messagesOffer))!;
+  first.onEvent(msg('message_start', { message: { usage: { input_tokens: 5000, output_tokens: 1 } } }));
+  ctx.attempts.push({ listing: 'm@messages', outcome: 'failed', reason: 'error event before output', durationMs: 3 });
+  const second = s.meter.onStream!(ctx, s.up(chatOffer))!;
+  s.commit(ctx, chatOffer);
+  second.onEvent(chunk({ content: 'ok' }));
+  second.onEvent(StreamEvent.of({ id: 'c', choices: [], usage: { prompt_tokens: 100, completion_tokens: 2 } }));
+  ctx.attempts.push({ listing: 'm@chat', outcome: 'ok', status: 200, durationMs: 5 });
+  const { row } = await s.end(ctx, 'ok');
+  t.equal(await s.spent(), 100 * 2500 + 2 * 10000);
+  t.match(row, { listing: 'm@chat', attempts: [{ listing: 'm@messages', outcome: 'failed' }, { listing: 'm@chat', outcome: 'ok' }] });
+});
+
+t.test('nothing served: the hold is released and the failure is recorded', async (t) => {
+  const s = await setup(t);
+  const ctx = await s.begin([messagesOffer], { stream: true });
+  const h = s.meter.onStream!(ctx, s.up(messagesOffer))!;
+  h.onEvent(msg('message_start', { message: { usage: { input_tokens: 100, output_tokens: 1 } } }));
+  ctx.attempts.push({ listing: 'm@messages', outcome: 'failed', reason: 'upstream 503', status: 503, durationMs: 4 });
+  ctx.error = new GatewayError(503, 'overloaded_error', 'no_offer_available', 'No offer could serve the request.');
+  ctx.status = 503;
+  const { row } = await s.end(ctx, 'error');
+  t.equal(await s.spent(), 0);
+  t.match(row, { status: 'error', httpStatus: 503, costNano: 0, listing: null, ttfbMs: null, error: /No offer/,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } });
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('count_tokens: no history row when it succeeds, one when it fails', async (t) => {
+  const s = await setup(t);
+  const countCtx = (route: Route) => s.begin([messagesOffer], { route });
+  const ok = await countCtx('count_tokens');
+  t.equal(holdOf(ok), undefined, 'no hold for a token count');
+  t.equal((await s.end(ok, 'ok')).row, null);
+  const failed = await countCtx('count_tokens');
+  failed.error = new GatewayError(404, 'not_found_error', 'model_not_found', 'Unknown model');
+  failed.status = 404;
+  t.match((await s.end(failed, 'error')).row, { route: 'count_tokens', status: 'error', httpStatus: 404 });
+});
+
+t.test('requests without a valid key leave no row', async (t) => {
+  const s = await setup(t);
+  const ctx = await s.begin([messagesOffer], { auth: undefined });
+  t.equal((await s.end(ctx, 'error')).row, null);
+});
+
+t.test('usage reported as zeros beside real output is not trusted', async (t) => {
+  const s = await setup(t);
+  const { ctx } = await s.stream(messagesOffer, [
+    msg('message_start', { message: { usage: { input_tokens: 0, output_tokens: 0 } } }),
+    msg('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Some words were produced here' } }),
+    msg('message_delta', { delta: {}, usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0 } }),
+  ], 'ok');
+  t.same(ctx.usage, { input: 2000, output: countTextTokens('Some words were produced here'), cacheRead: 0, cacheWrite: 0 });
+  const empty = await s.whole(messagesOffer, { content: [], usage: { input_tokens: 7, output_tokens: 0 } });
+  t.same(empty.ctx.usage, { input: 7, output: 0, cacheRead: 0, cacheWrite: 0 }, 'a real empty answer costs no output');
+});
