@@ -43,6 +43,8 @@ export interface ChainDeps {
   transports: Transports;
   breakers: Breakers;
   log: Logger;
+  /** Called after every onDone hook of a request ran (history written, hold ended). */
+  finished?(ctx: RequestContext): void;
 }
 
 type AttemptResult = 'done' | AttemptFailed;
@@ -100,6 +102,7 @@ export class Chain {
         this.deps.log('error', 'onDone hook failed', { plugin: p.name, request_id: ctx.id, err: e });
       }
     }
+    this.deps.finished?.(ctx);
   }
 
   private fail(ctx: RequestContext, res: ServerResponse, e: unknown): void {

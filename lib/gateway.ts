@@ -4,7 +4,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { GatewayConfig } from './config-types.js';
-import { Chain } from './chain.js';
+import { LRUCache } from 'lru-cache';
+import { Chain, type ChainDeps } from './chain.js';
 import { Breakers } from './breaker.js';
 import { Transports } from './proxy.js';
 import { resolveOffers } from './offers.js';
@@ -35,11 +36,34 @@ export interface Gateway {
   simulator?: Simulator;
   /** The demo API key printed on first run, if one was made. */
   demoKey: string | null;
+  /**
+   * Resolves once the request with this id has fully ended (its hold settled, its history row
+   * queued): a response can reach the client before that. For tests and tooling.
+   */
+  requestFinished(requestId: string): Promise<void>;
   reload(next: GatewayConfig): Promise<void>;
   close(): Promise<void>;
 }
 
-function buildChain(config: GatewayConfig, env: PluginEnv, deps: { transports: Transports; breakers: Breakers; log: Logger }): Chain {
+/** Ids of recently finished requests, and who waits for which. Costs nothing while nobody waits. */
+class Finished {
+  private readonly done = new LRUCache<string, true>({ max: 10_000 });
+  private readonly waiters = new Map<string, () => void>();
+  add(id: string): void {
+    this.done.set(id, true);
+    const w = this.waiters.get(id);
+    if (w) {
+      this.waiters.delete(id);
+      w();
+    }
+  }
+  wait(id: string): Promise<void> {
+    if (this.done.has(id)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.set(id, resolve));
+  }
+}
+
+function buildChain(config: GatewayConfig, env: PluginEnv, deps: Omit<ChainDeps, 'config'>): Chain {
   const plugins: Plugin[] = config.plugins.map((name) => {
     const factory = pluginFactories[name];
     if (!factory) throw new Error(`unknown plugin "${name}"`);
@@ -65,10 +89,11 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
   const demoKey = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
+  const finished = new Finished();
   const transports = new Transports(config.upstream.max_sockets_per_provider);
   const breakers = new Breakers(config.breaker);
   const make = (cfg: GatewayConfig) =>
-    buildChain(cfg, { config: cfg, offersByModel: resolveOffers(cfg, simulator?.url), store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log });
+    buildChain(cfg, { config: cfg, offersByModel: resolveOffers(cfg, simulator?.url), store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: (ctx) => finished.add(ctx.id) });
   let current = { config, chain: make(config) };
 
   const server = new GatewayServer({
@@ -85,6 +110,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     store,
     simulator,
     demoKey,
+    requestFinished: (id) => finished.wait(id),
     async reload(next) {
       await ensureSimulator(next);
       const chain = make(next);

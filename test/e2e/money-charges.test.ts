@@ -45,12 +45,10 @@ function post(path: string, body: object, opts: { key?: string; abortAfter?: num
 
 /** The history row, once the request's onDone has written it (the gateway finishes after the client). */
 async function historyRow(requestId: string): Promise<HistoryRow> {
-  for (let i = 0; i < 200; i++) {
-    const row = await gw.store.history.get(requestId);
-    if (row) return row;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`no history row for ${requestId}`);
+  await gw.gateway.requestFinished(requestId);
+  const row = await gw.store.history.get(requestId);
+  if (!row) throw new Error(`no history row for ${requestId}`);
+  return row;
 }
 
 const balance = async () => (await gw.store.ledger.balance(gw.accountId)).balance;

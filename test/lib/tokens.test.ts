@@ -4,6 +4,7 @@
 // whichever encoding lib/tokens.ts uses; one test checks the bound against o200k.
 import t from 'tap';
 import { countTokens as o200k } from 'gpt-tokenizer';
+import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
 import { countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
 
 const SAFETY = 1.25;
@@ -101,4 +102,11 @@ t.test('countTextTokens', async (t) => {
   t.ok(countTextTokens('Hello, world!') > 0);
   const n = countTextTokens(LONG);
   t.ok(n > 100 && n < LONG.length, `a plausible count for ${LONG.length} characters: ${n}`);
+});
+
+t.test('long unbroken runs are counted by length, high and without BPE', async (t) => {
+  // 60,000 characters without whitespace: 1 token per 2 characters (BPE would take seconds here).
+  t.equal(countTextTokens('x'.repeat(60_000)), 30_000);
+  t.equal(countTextTokens('a ' + 'y'.repeat(400) + ' b'), 200 + countTextTokens('a  b'));
+  t.equal(countTextTokens('z'.repeat(199)), r50k('z'.repeat(199)), 'a run under 200 characters still goes through BPE');
 });
