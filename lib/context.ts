@@ -1,5 +1,6 @@
 // Per-request state shared by the core and the plugins.
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { GatewayError } from './errors.js';
 import type { ModelConfig, ProviderConfig, SupportsConfig, WireFormat } from './config-types.js';
 
@@ -122,3 +123,27 @@ export interface RequestContext {
   /** Per-plugin scratch space, keyed by plugin name. */
   state: Record<string, unknown>;
 }
+
+/** What identifies a new request; everything else starts empty. */
+export type ContextInit = Pick<RequestContext, 'id' | 'route' | 'clientFormat' | 'req'> & Partial<RequestContext>;
+
+/** A fresh context: the one place that lists every field's starting value. */
+export function createContext(init: ContextInit): RequestContext {
+  return {
+    receivedAt: Date.now(),
+    startedAt: performance.now(),
+    signal: new AbortController().signal,
+    rawBody: EMPTY_BODY,
+    body: {},
+    stream: false,
+    candidates: [],
+    features: new Set(),
+    estimatedInputTokens: 0,
+    outputBudget: 0,
+    attempts: [],
+    state: {},
+    ...init,
+  };
+}
+
+const EMPTY_BODY = Buffer.alloc(0);

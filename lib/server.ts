@@ -1,10 +1,9 @@
 // The HTTP front: routes, body limit, slow-client timeouts, request context, graceful shutdown.
 import http from 'node:http';
-import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig, WireFormat } from './config-types.js';
-import type { RequestContext, Route } from './context.js';
+import { createContext, type Route } from './context.js';
 import { GatewayError, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
 import { sendError, sendJson, type Chain } from './chain.js';
@@ -132,24 +131,7 @@ export class GatewayServer {
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const ctx: RequestContext = {
-      id,
-      route: spec.route,
-      clientFormat,
-      req,
-      receivedAt: Date.now(),
-      startedAt: performance.now(),
-      signal: abort.signal,
-      rawBody: EMPTY,
-      body: {},
-      stream: false,
-      candidates: [],
-      features: new Set(),
-      estimatedInputTokens: 0,
-      outputBudget: 0,
-      attempts: [],
-      state: {},
-    };
+    const ctx = createContext({ id, route: spec.route, clientFormat, req, signal: abort.signal });
     this.inFlight++;
     try {
       if (spec.method === 'POST') {
@@ -190,8 +172,6 @@ export class GatewayServer {
     await closed;
   }
 }
-
-const EMPTY = Buffer.alloc(0);
 
 function routeNotFound(method: string, path: string): GatewayError {
   const hint = /^\/v1\/v1\//.test(path)

@@ -16,7 +16,7 @@ import { newRequestId } from '../../lib/request-id.js';
 import { SseParser, type SseEvent } from '../../lib/sse.js';
 import { StreamEvent, type Plugin, type StreamHook } from '../../lib/plugin.js';
 import type { Logger } from '../../lib/log.js';
-import type { Offer, Outcome, RequestContext, Route } from '../../lib/context.js';
+import { createContext, type Offer, type Outcome, type RequestContext, type Route } from '../../lib/context.js';
 import type { OutgoingRequest, Transports, UpstreamCall, UpstreamResponse } from '../../lib/proxy.js';
 import type { UpstreamConfig } from '../../lib/config-types.js';
 
@@ -243,24 +243,14 @@ async function setup(t: Test, opts: SetupOptions = {}): Promise<Setup> {
         });
         const chunks: Buffer[] = [];
         for await (const c of req) chunks.push(c as Buffer);
-        const ctx: RequestContext = {
+        const ctx = createContext({
           id,
           route,
           clientFormat: route === 'chat' ? 'chat' : 'messages',
           req,
-          receivedAt: Date.now(),
-          startedAt: performance.now(),
           signal: abort.signal,
           rawBody: Buffer.concat(chunks),
-          body: {},
-          stream: false,
-          candidates: [],
-          features: new Set(),
-          estimatedInputTokens: 0,
-          outputBudget: 0,
-          attempts: [],
-          state: {},
-        };
+        });
         contexts.push(ctx);
         await chain.handle(ctx, res);
       })(),

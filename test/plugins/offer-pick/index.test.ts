@@ -7,7 +7,8 @@ import { resolveOffers } from '../../../lib/offers.js';
 import { GatewayError } from '../../../lib/errors.js';
 import { estimateInputTokens } from '../../../lib/tokens.js';
 import { modelRefusal, usableOffers, withinPriceCap } from '../../../lib/permissions.js';
-import type { AuthInfo, RequestContext, Route } from '../../../lib/context.js';
+import type { IncomingMessage } from 'node:http';
+import { createContext, type AuthInfo, type RequestContext, type Route } from '../../../lib/context.js';
 import type { WireFormat } from '../../../lib/config-types.js';
 
 interface OfferSpec {
@@ -53,25 +54,14 @@ function setup(offers: OfferSpec[]) {
 
 function ctxFor(body: Record<string, any>, opts: { route?: Route; format?: WireFormat; auth?: AuthInfo } = {}): RequestContext {
   const route = opts.route ?? 'messages';
-  return {
+  return createContext({
     id: 'req_test',
     route,
     clientFormat: opts.format ?? (route === 'chat' ? 'chat' : 'messages'),
-    req: {} as any,
-    receivedAt: 0,
-    startedAt: 0,
-    signal: new AbortController().signal,
-    rawBody: Buffer.alloc(0),
+    req: {} as IncomingMessage,
     body,
-    stream: false,
-    candidates: [],
-    features: new Set(),
-    estimatedInputTokens: 0,
-    outputBudget: 0,
-    attempts: [],
-    state: {},
     auth: opts.auth,
-  };
+  });
 }
 
 function auth(over: Partial<AuthInfo> & { routing?: Partial<AuthInfo['routing']> } = {}): AuthInfo {

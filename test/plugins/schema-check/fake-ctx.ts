@@ -1,5 +1,6 @@
 // A minimal request context and runner for driving the schema-check plugin's onRequest directly.
-import type { RequestContext, Route } from '../../../lib/context.js';
+import type { IncomingMessage } from 'node:http';
+import { createContext, type RequestContext, type Route } from '../../../lib/context.js';
 import type { Plugin, PluginEnv } from '../../../lib/plugin.js';
 import { GatewayError } from '../../../lib/errors.js';
 import schemaCheck from '../../../plugins/schema-check/index.js';
@@ -10,24 +11,13 @@ export const plugin: Plugin = schemaCheck({ config: {}, offersByModel: new Map()
 export function fakeCtx(route: Route, body: unknown, contentType: string | null = 'application/json'): RequestContext {
   const rawBody = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   const headers: Record<string, string> = contentType === null ? {} : { 'content-type': contentType };
-  return {
+  return createContext({
     id: 'test',
     route,
     clientFormat: route === 'chat' ? 'chat' : 'messages',
-    req: { headers },
-    receivedAt: Date.now(),
-    startedAt: performance.now(),
-    signal: new AbortController().signal,
+    req: { headers } as unknown as IncomingMessage,
     rawBody,
-    body: {},
-    stream: false,
-    candidates: [],
-    features: new Set(),
-    estimatedInputTokens: 0,
-    outputBudget: 0,
-    attempts: [],
-    state: {},
-  } as unknown as RequestContext;
+  });
 }
 
 /** Runs onRequest; returns the GatewayError it threw, or undefined when it accepted the request. */
