@@ -74,6 +74,9 @@ export class GatewayServer {
         headersTimeout: cfg.headers_timeout_ms,
         requestTimeout: cfg.request_timeout_ms,
         keepAliveTimeout: cfg.keep_alive_timeout_ms,
+        // Node checks the two timeouts above on this interval (30 s by default): check often enough
+        // that a slow client is cut off near its deadline.
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(cfg.headers_timeout_ms / 4))),
         // Lets several SSE responses stream while the socket's writes are paced by the kernel.
         noDelay: true,
       },
