@@ -97,7 +97,7 @@ const netError = (code: string) => Object.assign(new Error(`connect ${code} 10.0
 class FakeTransports {
   readonly sent: Sent[] = [];
   private readonly handlers = new Map<string, Handler>();
-  private readonly waiters: (() => void)[] = [];
+  private readonly waiters: (() => boolean)[] = [];
 
   on(provider: string, h: Handler): this {
     this.handlers.set(provider, h);

@@ -2,6 +2,7 @@
 import t from 'tap';
 import OpenAI from 'openai';
 import { simulatedInputTokens, startSimulator } from '../../../lib/simulator/index.js';
+import { errorWith } from '../../helpers/error-pattern.js';
 
 const KEY = 'sk-upstream-test';
 const sim = await startSimulator({ apiKey: KEY });
@@ -214,7 +215,7 @@ t.test('thinking: reasoning_content, reasoning_details with a signature that rou
   t.equal(ok.choices[0].finish_reason, 'stop', 'an unchanged signature is accepted');
   const altered = structuredClone(history) as any[];
   altered[1].reasoning_details[0].signature = 'forged';
-  await t.rejects(client.chat.completions.create({ model: 'm', messages: altered }), { status: 400 }, 'an altered signature is refused');
+  await t.rejects(client.chat.completions.create({ model: 'm', messages: altered }), errorWith({ status: 400 }), 'an altered signature is refused');
 });
 
 t.test('cache_read: prompt_tokens includes the cached tokens', async (t) => {
@@ -250,7 +251,7 @@ t.test('models list, chat shape', async (t) => {
 
 t.test('errors in the chat shape: auth, malformed JSON, missing fields, vendor rules', async (t) => {
   const bad = new OpenAI({ baseURL: sim.url + '/v1', apiKey: 'wrong', maxRetries: 0 });
-  await t.rejects(bad.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }), { status: 401 });
+  await t.rejects(bad.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }), errorWith({ status: 401 }));
 
   const post = async (body: string) => {
     const res = await fetch(sim.url + '/v1/chat/completions', {

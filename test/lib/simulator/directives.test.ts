@@ -1,6 +1,6 @@
 // Directive parsing, settings merging, input token counting and the lazy text of `bytes=` answers.
 import t from 'tap';
-import { parseDirectives, simulatedInputTokens } from '../../../lib/simulator/index.js';
+import { parseDirectives, simulatedInputTokens, type Directive } from '../../../lib/simulator/index.js';
 import { settingsFor } from '../../../lib/simulator/directives.js';
 import { readRequestText } from '../../../lib/simulator/request-text.js';
 import { planAnswer, textDeltas } from '../../../lib/simulator/answer.js';
@@ -24,7 +24,7 @@ t.test('settingsFor: defaults, later directives win, model scoping', async (t) =
   t.equal(defaults.thinking, undefined, 'thinking follows the request unless a directive says');
   t.equal(settingsFor([{ fault: 'error_after_200' }], 'm').after, 0, 'error_after_200 defaults to after=0');
   t.equal(settingsFor([{ words: '3' }, { words: '5' }], 'm').words, 5);
-  const scoped = [{ model: 'a', fault: 'status' }, { model: 'b', words: '1' }];
+  const scoped: Directive[] = [{ model: 'a', fault: 'status' }, { model: 'b', words: '1' }];
   t.equal(settingsFor(scoped, 'a').fault, 'status');
   t.equal(settingsFor(scoped, 'a').words, 12);
   t.equal(settingsFor(scoped, 'b').fault, undefined);
@@ -33,7 +33,8 @@ t.test('settingsFor: defaults, later directives win, model scoping', async (t) =
 });
 
 t.test('settingsFor refuses typos with a 400', async (t) => {
-  for (const d of [{ wrods: '1' }, { words: 'many' }, { stop: 'halt' }, { fault: 'explode' }, { words: '-1' }]) {
+  const typos: Directive[] = [{ wrods: '1' }, { words: 'many' }, { stop: 'halt' }, { fault: 'explode' }, { words: '-1' }];
+  for (const d of typos) {
     t.throws(() => settingsFor([d], 'm'), GatewayError, JSON.stringify(d));
   }
   t.doesNotThrow(() => settingsFor([{ model: 'other', wrods: '1' }], 'm'), 'a directive for another model is not checked');

@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { SseParser, type SseEvent } from '../../../lib/sse.js';
 import { startSimulator } from '../../../lib/simulator/index.js';
+import { errorWith } from '../../helpers/error-pattern.js';
 
 const sim = await startSimulator();
 t.teardown(() => sim.close());
@@ -51,8 +52,8 @@ function raw(format: 'chat' | 'messages', body: object, onRequest?: (req: http.C
   });
 }
 
-const chatBody = (directive: string, extra: object = {}) => ({ model: 'm', messages: [{ role: 'user', content: `hi <<sim ${directive}>>` }], ...extra });
-const messagesBody = (directive: string, extra: object = {}) => ({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: `hi <<sim ${directive}>>` }], ...extra });
+const chatBody = (directive: string, extra: object = {}) => ({ model: 'm', messages: [{ role: 'user' as const, content: `hi <<sim ${directive}>>` }], ...extra });
+const messagesBody = (directive: string, extra: object = {}) => ({ model: 'm', max_tokens: 100, messages: [{ role: 'user' as const, content: `hi <<sim ${directive}>>` }], ...extra });
 
 // First in the file: before any SDK call, no HTTP client keeps timers of its own that could come and go.
 t.test('fault=stall_before_headers stops waiting when the client goes away', async (t) => {
@@ -78,14 +79,14 @@ t.test('fault=status: the vendor error shape, default 503, Retry-After when aske
   t.equal(messages.status, 529);
   t.equal(messages.headers?.['retry-after'], '7');
   t.same(JSON.parse(messages.text), { type: 'error', error: { type: 'overloaded_error', message: 'Simulated upstream failure (529).' } });
-  await t.rejects(openai.chat.completions.create(chatBody('fault=status status=429') as any), { status: 429 });
-  await t.rejects(anthropic.messages.create(messagesBody('fault=status status=500') as any), { status: 500 });
+  await t.rejects(openai.chat.completions.create(chatBody('fault=status status=429')), errorWith({ status: 429 }));
+  await t.rejects(anthropic.messages.create(messagesBody('fault=status status=500')), errorWith({ status: 500 }));
   t.match(JSON.parse((await raw('chat', chatBody('fault=status status=429'))).text), { error: { type: 'rate_limit_error' } });
 });
 
 t.test('model=NAME scopes a directive to one upstream model', async (t) => {
   const messages = [{ role: 'user' as const, content: '<<sim model=flaky fault=status status=503>> <<sim model=steady words=2>>' }];
-  await t.rejects(openai.chat.completions.create({ model: 'flaky', messages }), { status: 503 });
+  await t.rejects(openai.chat.completions.create({ model: 'flaky', messages }), errorWith({ status: 503 }));
   const ok = await openai.chat.completions.create({ model: 'steady', messages });
   t.equal(ok.choices[0].message.content?.split(' ').length, 2, 'only the steady directive applied');
   const plain = await openai.chat.completions.create({ model: 'other', messages });
@@ -98,7 +99,7 @@ t.test('fault=reset_before_headers: the socket closes without a response; the re
   t.equal(res.status, undefined);
   t.match(res.error, { code: 'ECONNRESET' });
   t.equal(sim.received.length, 1);
-  await t.rejects(anthropic.messages.create(messagesBody('fault=reset_before_headers') as any), Anthropic.APIConnectionError);
+  await t.rejects(anthropic.messages.create(messagesBody('fault=reset_before_headers')), Anthropic.APIConnectionError);
 });
 
 t.test('fault=reset_mid_stream: K events, then the socket breaks', async (t) => {
@@ -120,7 +121,7 @@ t.test('fault=stall_before_headers waits ms, then answers', async (t) => {
   t.equal(res.status, 200);
   t.ok(res.times.length === 0 && JSON.parse(res.text).choices, 'a normal answer');
   const started = Date.now();
-  await openai.chat.completions.create(chatBody('fault=stall_before_headers ms=150') as any);
+  await openai.chat.completions.create(chatBody('fault=stall_before_headers ms=150'));
   t.ok(Date.now() - started >= 145, 'after the stall');
 });
 
@@ -136,13 +137,13 @@ t.test('fault=malformed_event: the SDKs fail to parse the stream', async (t) => 
   const res = await raw('chat', chatBody('fault=malformed_event after=2', { stream: true }));
   t.equal(res.events.length, 3);
   t.throws(() => JSON.parse(res.events[2].data));
-  const chatStream = await openai.chat.completions.create({ ...(chatBody('fault=malformed_event') as any), stream: true });
+  const chatStream = await openai.chat.completions.create({ ...chatBody('fault=malformed_event'), stream: true });
   await t.rejects(async () => {
     for await (const _ of chatStream);
   }, SyntaxError);
-  const messagesStream = anthropic.messages.stream(messagesBody('fault=malformed_event after=3') as any);
+  const messagesStream = anthropic.messages.stream(messagesBody('fault=malformed_event after=3'));
   await t.rejects(messagesStream.finalMessage());
-  await t.rejects(openai.chat.completions.create(chatBody('fault=malformed_event') as any), 'a truncated whole body fails too');
+  await t.rejects(openai.chat.completions.create(chatBody('fault=malformed_event')), 'a truncated whole body fails too');
 });
 
 t.test('fault=error_after_200: a 200, then the vendor in-stream error', async (t) => {
@@ -155,11 +156,11 @@ t.test('fault=error_after_200: a 200, then the vendor in-stream error', async (t
   t.same(messages.events.map((e) => e.event), ['message_start', 'content_block_start', 'ping', 'error']);
   t.same(JSON.parse(messages.events[3].data), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
 
-  const chatStream = await openai.chat.completions.create({ ...(chatBody('fault=error_after_200 after=2') as any), stream: true });
+  const chatStream = await openai.chat.completions.create({ ...chatBody('fault=error_after_200 after=2'), stream: true });
   await t.rejects(async () => {
     for await (const _ of chatStream);
   }, { message: 'Overloaded', error: { message: 'Overloaded', type: String } });
-  await t.rejects(anthropic.messages.stream(messagesBody('fault=error_after_200') as any).finalMessage(), { error: { error: { type: 'overloaded_error' } } });
+  await t.rejects(anthropic.messages.stream(messagesBody('fault=error_after_200')).finalMessage(), errorWith({ error: { error: { type: 'overloaded_error' } } }));
   const body = await raw('messages', messagesBody('fault=error_after_200'));
   t.match({ status: body.status, body: JSON.parse(body.text) }, { status: 200, body: { type: 'error', error: { type: 'overloaded_error' } } });
 });
@@ -169,12 +170,12 @@ t.test('fault=no_usage: no usage chunk or field on chat, zeros on messages', asy
   const chunks = chat.events.filter((e) => e.data !== '[DONE]').map((e) => JSON.parse(e.data));
   t.ok(chunks.every((c) => c.usage === null && c.choices.length === 1), 'no usage chunk');
   t.equal(chat.events.at(-1)?.data, '[DONE]');
-  const whole = await openai.chat.completions.create(chatBody('fault=no_usage') as any);
+  const whole = await openai.chat.completions.create(chatBody('fault=no_usage'));
   t.notOk('usage' in whole, 'no usage field');
   const messages = await raw('messages', messagesBody('fault=no_usage', { stream: true }));
   const delta = JSON.parse(messages.events.find((e) => e.event === 'message_delta')!.data);
   t.same(delta.usage, { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
-  const msg = await anthropic.messages.create(messagesBody('fault=no_usage') as any);
+  const msg = await anthropic.messages.create(messagesBody('fault=no_usage'));
   t.equal(msg.usage.output_tokens, 0);
 });
 
@@ -203,7 +204,7 @@ t.test('the received ring is bounded; simulators in one process are independent'
     ['m2', 'm3', 'm4'],
   );
   t.equal(b.received.length, 0);
-  await t.rejects(new OpenAI({ baseURL: b.url + '/v1', apiKey: 'x', maxRetries: 0 }).models.list(), { status: 401 });
+  await t.rejects(new OpenAI({ baseURL: b.url + '/v1', apiKey: 'x', maxRetries: 0 }).models.list(), errorWith({ status: 401 }));
   t.equal(b.received.length, 1);
   a.clear();
   t.equal(a.received.length, 0);

@@ -3,6 +3,7 @@ import t from 'tap';
 import Anthropic from '@anthropic-ai/sdk';
 import { SseParser, type SseEvent } from '../../../lib/sse.js';
 import { simulatedInputTokens, startSimulator } from '../../../lib/simulator/index.js';
+import { errorWith } from '../../helpers/error-pattern.js';
 
 const KEY = 'sk-upstream-messages';
 const sim = await startSimulator({ apiKey: KEY });
@@ -153,7 +154,7 @@ t.test('thinking: block first, thinking and signature deltas, signature checked 
   const ok = await client.messages.create(next(msg.content as Anthropic.ContentBlockParam[]));
   t.equal(ok.type, 'message', 'an unchanged signature is accepted');
   const forged = [{ ...thinking, signature: thinking.signature.slice(1) }, ...msg.content.slice(1)];
-  await t.rejects(client.messages.create(next(forged as Anthropic.ContentBlockParam[])), { status: 400 }, 'an altered one is refused');
+  await t.rejects(client.messages.create(next(forged as Anthropic.ContentBlockParam[])), errorWith({ status: 400 }), 'an altered one is refused');
 });
 
 t.test('cache usage and stop directives', async (t) => {
@@ -215,7 +216,7 @@ t.test('errors in the messages shape: auth, version header, malformed JSON, vend
   const denied = await post(ok, { 'x-api-key': 'nope' });
   t.match(denied, { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: String } } });
   const bad = new Anthropic({ baseURL: sim.url, apiKey: 'nope', maxRetries: 0 });
-  await t.rejects(bad.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }), { status: 401 });
+  await t.rejects(bad.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }), errorWith({ status: 401 }));
 
   const noVersion = await fetch(sim.url + '/v1/messages', { method: 'POST', headers: { 'x-api-key': KEY }, body: JSON.stringify(ok) });
   t.equal(noVersion.status, 400, 'anthropic-version is required');

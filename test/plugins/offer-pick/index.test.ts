@@ -1,6 +1,6 @@
 // offer-pick: model lookup, permissions (403 naming the list), price cap (503), cheapest-first
 // ordering, output ceilings, features, context window, output budgets, and GET /v1/models.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import offerPick, { SUBSCRIPTION_MIN_OUTPUT } from '../../../plugins/offer-pick/index.js';
 import { parseConfig } from '../../../lib/config.js';
 import { resolveOffers } from '../../../lib/offers.js';
@@ -64,7 +64,7 @@ function ctxFor(body: Record<string, any>, opts: { route?: Route; format?: WireF
   });
 }
 
-function auth(over: Partial<AuthInfo> & { routing?: Partial<AuthInfo['routing']> } = {}): AuthInfo {
+function auth(over: Partial<Omit<AuthInfo, 'routing'>> & { routing?: Partial<AuthInfo['routing']> } = {}): AuthInfo {
   return {
     accountId: 1,
     keyId: 1,
@@ -80,7 +80,7 @@ const msgBody = (extra: Record<string, any> = {}) => ({ model: 'acme/big', max_t
 const chatBody = (extra: Record<string, any> = {}) => ({ model: 'acme/big', messages: [user()], ...extra });
 
 /** Run onRequest; return the GatewayError it threw (or fail). */
-function refusal(t: Tap, plugin: ReturnType<typeof setup>['plugin'], ctx: RequestContext): GatewayError {
+function refusal(t: Test, plugin: ReturnType<typeof setup>['plugin'], ctx: RequestContext): GatewayError {
   try {
     plugin.onRequest!(ctx);
   } catch (e) {
@@ -90,7 +90,6 @@ function refusal(t: Tap, plugin: ReturnType<typeof setup>['plugin'], ctx: Reques
   t.fail('the request was accepted');
   return new GatewayError(500, 'api_error', 'none', 'none');
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 const pick = (plugin: ReturnType<typeof setup>['plugin'], ctx: RequestContext) => {
   plugin.onRequest!(ctx);
