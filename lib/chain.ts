@@ -11,16 +11,34 @@ import type { Plugin, StreamHook, UpstreamRequest } from './plugin.js';
 import { StreamEvent } from './plugin.js';
 import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
 import type { Breakers } from './breaker.js';
-import { SseParser, formatEvent } from './sse.js';
-import { classifyEvent, credentialHeaders, eventErrorMessage, upstreamErrorMessage, upstreamPath } from './wire.js';
+import { SseEventTooLarge, SseParser, formatEvent } from './sse.js';
+import { classifyEvent, credentialHeaders, endsStream, eventErrorMessage, upstreamErrorMessage, upstreamPath } from './wire.js';
 import type { Logger } from './log.js';
 
-/** Upstream statuses that move the request to the next offer (before the first byte). */
-const FAILOVER_STATUS = new Set([401, 403, 404, 408, 409, 429]);
+/**
+ * Upstream statuses that move the request to the next offer (before the first byte): the offer's
+ * own trouble (its credentials, its credit, its model name, its load), not the client's request.
+ */
+const FAILOVER_STATUS = new Set([401, 402, 403, 404, 408, 409, 429]);
 const isFailoverStatus = (s: number) => s >= 500 || s < 400 || FAILOVER_STATUS.has(s);
 
-/** Largest non-streamed upstream body we accept (error bodies and JSON answers). */
+/** An offer's own output ceiling, reported as a 400 (another offer may allow more). */
+const OUTPUT_LIMIT_ERROR = /max_tokens|max_completion_tokens|max_output_tokens|output (token )?limit/i;
+
+/** Words an operator sees in history and the 503 message, instead of the upstream's own text (which can echo key fragments). */
+function failureReason(status: number): string {
+  if (status === 401 || status === 403) return `upstream ${status} (provider authentication or permission)`;
+  if (status === 402) return 'upstream 402 (provider account out of credit)';
+  if (status === 404) return 'upstream 404 (model or route not found at the provider)';
+  if (status === 429) return 'upstream 429 (rate limited)';
+  if (status < 400) return `upstream ${status} (unexpected status)`;
+  return `upstream ${status}`;
+}
+
+/** Largest non-streamed upstream success body we accept (a JSON answer). */
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
+/** Error bodies are read only to find their message. */
+const MAX_ERROR_BODY = 64 * 1024;
 
 /** Why an attempt failed, for history and for the 503 message. */
 class AttemptFailed extends Error {
@@ -207,7 +225,7 @@ export class Chain {
       } finally {
         clearTimeout(timer);
       }
-      if (upRes.status < 200 || upRes.status > 299) return await this.upstreamError(ctx, call, upRes);
+      if (upRes.status < 200 || upRes.status > 299) return await this.upstreamError(ctx, call, up, upRes);
       if (!ctx.stream) return await this.whole(ctx, res, call, up, upRes);
       const type = String(upRes.headers['content-type'] ?? '');
       if (!type.includes('text/event-stream')) {
@@ -221,7 +239,7 @@ export class Chain {
   }
 
   /** Read a whole upstream body, failing on idle timeout, size or reset. */
-  private readAll(ctx: RequestContext, call: UpstreamCall, body: Readable): Promise<Buffer> {
+  private readAll(ctx: RequestContext, call: UpstreamCall, body: Readable, limit = MAX_UPSTREAM_BODY): Promise<Buffer> {
     const idleMs = this.deps.config.upstream.idle_timeout_ms;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
@@ -232,7 +250,7 @@ export class Chain {
       }
       body.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > MAX_UPSTREAM_BODY) return call.abort(new AttemptFailed('upstream body too large'));
+        if (size > limit) return call.abort(new AttemptFailed('upstream body too large'));
         chunks.push(c);
         timer.refresh();
       });
@@ -253,15 +271,18 @@ export class Chain {
     });
   }
 
-  private async upstreamError(ctx: RequestContext, call: UpstreamCall, upRes: UpstreamResponse): Promise<AttemptResult> {
+  private async upstreamError(ctx: RequestContext, call: UpstreamCall, up: UpstreamRequest, upRes: UpstreamResponse): Promise<AttemptResult> {
     let text = '';
     try {
-      text = (await this.readAll(ctx, call, upRes.body)).toString('utf8');
+      text = (await this.readAll(ctx, call, upRes.body, MAX_ERROR_BODY)).toString('utf8');
     } catch (e) {
       if (e instanceof ClientGone) throw e;
     }
     const message = upstreamErrorMessage(text);
-    if (isFailoverStatus(upRes.status)) return new AttemptFailed(`upstream ${upRes.status}: ${message}`, upRes.status);
+    if (isFailoverStatus(upRes.status) || (upRes.status === 400 && OUTPUT_LIMIT_ERROR.test(message))) {
+      this.deps.log('warn', 'upstream attempt failed', { request_id: ctx.id, listing: up.offer.listing, status: upRes.status, upstream_message: message });
+      return new AttemptFailed(upRes.status === 400 ? 'upstream 400 (output limit of this offer)' : failureReason(upRes.status), upRes.status);
+    }
     // The upstream judged the request itself bad: that is the client's answer, in the client's format.
     throw new GatewayError(upRes.status, upRes.status === 413 ? 'request_too_large' : 'invalid_request_error', 'upstream_rejected', `The upstream provider rejected the request: ${message}`);
   }
@@ -310,6 +331,7 @@ export class Chain {
     let committed = false;
     let pending = '';
     let sawEvent = false;
+    let sawEnd = false;
     let settled = false;
 
     return new Promise<AttemptResult>((resolve, reject) => {
@@ -332,9 +354,16 @@ export class Chain {
           pending += text;
           return;
         }
-        if (!res.write(text)) body.pause();
+        if (!res.write(text)) {
+          // The client reads slowly: we hold the upstream back, so its silence is not its fault.
+          body.pause();
+          clearTimeout(idle);
+        }
       };
-      const onDrain = () => body.resume();
+      const onDrain = () => {
+        idle.refresh();
+        body.resume();
+      };
       res.on('drain', onDrain);
 
       function commit() {
@@ -359,6 +388,12 @@ export class Chain {
       const run = (evs: StreamEvent[], from: number) => {
         let cur = evs;
         for (let i = from; i < hooks.length && cur.length > 0; i++) {
+          if (cur.length === 1) {
+            // The common case: one event in, the same or one event out.
+            const out = hooks[i].onEvent(cur[0]);
+            cur = out === undefined ? [] : Array.isArray(out) ? out : out === cur[0] ? cur : [out];
+            continue;
+          }
           const next: StreamEvent[] = [];
           for (const ev of cur) {
             const out = hooks[i].onEvent(ev);
@@ -402,18 +437,22 @@ export class Chain {
             if (kind === 'error') return fail(`upstream error event: ${eventErrorMessage(ev)}`);
             if (kind === 'malformed') return fail('upstream sent a malformed event');
             sawEvent = true;
+            if (!sawEnd && endsStream(up.format, ev)) sawEnd = true;
             if (kind === 'output' && !committed) commit();
             run([ev], 0);
           }
         } catch (e) {
-          hookFailed(e);
+          if (e instanceof SseEventTooLarge) fail(`upstream sent ${e.message}`);
+          else hookFailed(e);
         }
       });
       body.once('end', () => {
         if (settled) return;
         try {
-          for (const raw of parser.end()) run([new StreamEvent(raw)], 0);
+          parser.end();
           if (!sawEvent) return fail('upstream stream ended without any event');
+          // A clean close before the format's last event is a cut-off answer, not a complete one.
+          if (!sawEnd) return fail('upstream stream ended before its final event');
           for (let i = 0; i < hooks.length; i++) {
             const tail = hooks[i].onEnd?.();
             if (tail && tail.length) run(tail, i + 1);

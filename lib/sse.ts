@@ -11,8 +11,20 @@ export interface SseEvent {
   retry?: number;
 }
 
+/** An event larger than this is refused (the stream is treated as broken), so memory stays bounded. */
+export const MAX_EVENT_CHARS = 32 * 1024 * 1024;
+
+export class SseEventTooLarge extends Error {
+  constructor() {
+    super(`an event larger than ${MAX_EVENT_CHARS} characters`);
+  }
+}
+
 export class SseParser {
-  private buf = '';
+  /** Pieces of the line not yet ended; kept as pieces so a long line costs linear time. */
+  private partial: string[] = [];
+  private partialChars = 0;
+  private dataChars = 0;
   private event: string | undefined;
   private data: string[] = [];
   private id: string | undefined;
@@ -21,31 +33,35 @@ export class SseParser {
   private pendingCR = false;
   private readonly decoder = new TextDecoder('utf-8');
 
-  /** Feed bytes; returns the events completed by them. */
+  /** Feed bytes; returns the events completed by them. Throws SseEventTooLarge past MAX_EVENT_CHARS. */
   push(chunk: Uint8Array | string): SseEvent[] {
-    let text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
-    if (this.pendingCR && text.length > 0) {
+    let s = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (this.pendingCR && s.length > 0) {
       // A CR ended the previous chunk: a following LF belongs to it.
-      if (text.startsWith('\n')) text = text.slice(1);
+      if (s.startsWith('\n')) s = s.slice(1);
       this.pendingCR = false;
     }
     const out: SseEvent[] = [];
-    let s = this.buf + text;
+    const n = s.length;
     let start = 0;
     for (;;) {
       let i = start;
-      const n = s.length;
       while (i < n) {
         const c = s.charCodeAt(i);
         if (c === 10 || c === 13) break;
         i++;
       }
       if (i >= n) break;
-      const line = s.slice(start, i);
+      let line = s.slice(start, i);
+      if (this.partial.length > 0) {
+        this.partial.push(line);
+        line = this.partial.join('');
+        this.partial = [];
+        this.partialChars = 0;
+      }
       if (s.charCodeAt(i) === 13) {
-        if (i + 1 < n) {
-          start = s.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
-        } else {
+        if (i + 1 < n) start = s.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
+        else {
           this.pendingCR = true;
           start = i + 1;
         }
@@ -53,15 +69,20 @@ export class SseParser {
       const ev = this.line(line);
       if (ev) out.push(ev);
     }
-    this.buf = s.slice(start);
+    if (start < n) {
+      this.partial.push(start === 0 ? s : s.slice(start));
+      this.partialChars += n - start;
+      if (this.partialChars + this.dataChars > MAX_EVENT_CHARS) throw new SseEventTooLarge();
+    }
     return out;
   }
 
-  /** End of input: an unterminated final event is dispatched only if the stream said so (it is not, per spec). */
+  /** End of input: an unterminated final event is not dispatched (WHATWG rules). */
   end(): SseEvent[] {
     const tail = this.decoder.decode();
     const out = tail ? this.push(tail) : [];
-    this.buf = '';
+    this.partial = [];
+    this.partialChars = 0;
     this.reset();
     return out;
   }
@@ -82,6 +103,8 @@ export class SseParser {
     switch (field) {
       case 'data':
         this.data.push(value);
+        this.dataChars += value.length;
+        if (this.dataChars > MAX_EVENT_CHARS) throw new SseEventTooLarge();
         this.sawField = true;
         break;
       case 'event':
@@ -118,6 +141,7 @@ export class SseParser {
   private reset(): void {
     this.event = undefined;
     this.data = [];
+    this.dataChars = 0;
     this.id = undefined;
     this.retry = undefined;
     this.sawField = false;

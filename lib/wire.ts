@@ -25,7 +25,14 @@ export function classifyEvent(format: WireFormat, ev: StreamEvent): EventKind {
     const j = ev.json;
     if (j === undefined || j === null || typeof j !== 'object') return 'malformed';
     if (j.type === 'error') return 'error';
-    return j.type === 'content_block_start' || j.type === 'content_block_delta' ? 'output' : 'other';
+    if (j.type === 'content_block_delta') return 'output';
+    // A block start is output when it carries something itself (a tool call, redacted thinking,
+    // text): an empty text start followed by an "overloaded" error must still fail over.
+    if (j.type === 'content_block_start') {
+      const b = j.content_block;
+      return b && (b.type === 'tool_use' || b.type === 'server_tool_use' || b.type === 'redacted_thinking' || b.text || b.thinking) ? 'output' : 'other';
+    }
+    return 'other';
   }
   if (ev.isDone) return 'other';
   const j = ev.json;
@@ -34,6 +41,14 @@ export function classifyEvent(format: WireFormat, ev: StreamEvent): EventKind {
   const d = j.choices?.[0]?.delta;
   if (d && (d.content || d.tool_calls || d.reasoning_content || d.refusal)) return 'output';
   return 'other';
+}
+
+/** Does this upstream event say the answer is complete (so a close after it is a proper end)? */
+export function endsStream(format: WireFormat, ev: StreamEvent): boolean {
+  if (format === 'messages') return ev.event === 'message_stop' || ev.json?.type === 'message_stop';
+  if (ev.isDone) return true;
+  const choice = ev.json?.choices?.[0];
+  return choice !== undefined && choice.finish_reason !== null && choice.finish_reason !== undefined;
 }
 
 /** The human message in an upstream error body of either format (or the raw text, shortened). */

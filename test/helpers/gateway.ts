@@ -74,7 +74,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
   const credit = Math.round((opts.creditUsd ?? 100) * 1e9);
   if (credit > 0) await store.ledger.grant(account.id, credit, 'test credit');
   const { key, secret } = await store.keys.create({ accountId: account.id, name: 'test key' });
-  const gateway = await start(config, { store, clock: opts.clock, log: opts.log ?? silentLogger });
+  const gateway = await start(config, { store, clock: opts.clock, log: opts.log ?? silentLogger, trackFinished: true });
   return {
     url: gateway.url,
     gateway,

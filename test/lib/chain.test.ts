@@ -677,7 +677,7 @@ t.test('failover on 503, then success on the second offer', async (t) => {
   t.equal(json(r).id, 'msg_p2');
   const ctx = s.contexts[0];
   t.match(ctx.attempts, [
-    { listing: 'm@p1', outcome: 'failed', status: 503, reason: 'upstream 503: Overloaded' },
+    { listing: 'm@p1', outcome: 'failed', status: 503, reason: 'upstream 503' },
     { listing: 'm@p2', outcome: 'ok', status: 200 },
   ]);
   t.equal(ctx.attempts.length, 2);
@@ -693,13 +693,16 @@ t.test('failover on 503, then success on the second offer', async (t) => {
 t.test('what fails over before the first byte', async (t) => {
   const cases: [string, Handler, RegExp][] = [
     ['connect error', () => Promise.reject(netError('ECONNREFUSED')), /ECONNREFUSED/],
-    ['401', () => jsonReply(401, { error: { message: 'bad key' } }), /upstream 401: bad key/],
+    // The upstream's own words (which can echo key fragments) stay in the operator log.
+    ['401', () => jsonReply(401, { error: { message: 'bad key sk-proj-****abcd' } }), /^upstream 401 \(provider authentication or permission\)$/],
+    ['402', () => jsonReply(402, { error: { message: 'your provider account is out of credit' } }), /^upstream 402 \(provider account out of credit\)$/],
     ['403', () => jsonReply(403, { error: { message: 'forbidden' } }), /upstream 403/],
-    ['404', () => jsonReply(404, 'not found', 'text/plain'), /upstream 404: not found/],
+    ['404', () => jsonReply(404, 'not found', 'text/plain'), /^upstream 404 \(model or route not found at the provider\)$/],
     ['408', () => jsonReply(408, {}), /upstream 408/],
     ['409', () => jsonReply(409, {}), /upstream 409/],
-    ['429', () => jsonReply(429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }), /upstream 429: slow down/],
-    ['500', () => jsonReply(500, { error: { message: 'oops' } }), /upstream 500: oops/],
+    ['429', () => jsonReply(429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }), /^upstream 429 \(rate limited\)$/],
+    ['500', () => jsonReply(500, { error: { message: 'oops' } }), /^upstream 500$/],
+    ["the offer's output limit (a 400 about max_tokens)", () => jsonReply(400, { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: 64000 > 32000, the maximum allowed' } }), /output limit of this offer/],
     ['529', () => jsonReply(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), /upstream 529/],
     ['a success body that is not JSON', () => jsonReply(200, '<html>gateway timeout</html>', 'text/html'), /not JSON/],
     ['a JSON success body that is not an object', () => jsonReply(200, '42'), /not a JSON object/],
@@ -742,15 +745,15 @@ t.test('no response headers within the first-byte timeout: the call is aborted a
 
 t.test('a 4xx such as 400 goes to the client in its format and is not failed over', async (t) => {
   const cases: [string, number, object][] = [
-    [CHAT_PATH, 400, { error: { message: 'The upstream provider rejected the request: max_tokens: too large', type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }],
-    [MESSAGES_PATH, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'The upstream provider rejected the request: max_tokens: too large' } }],
-    [MESSAGES_PATH, 413, { type: 'error', error: { type: 'request_too_large', message: 'The upstream provider rejected the request: max_tokens: too large' } }],
-    [MESSAGES_PATH, 422, { type: 'error', error: { type: 'invalid_request_error', message: 'The upstream provider rejected the request: max_tokens: too large' } }],
+    [CHAT_PATH, 400, { error: { message: 'The upstream provider rejected the request: messages.0.content: must not be empty', type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }],
+    [MESSAGES_PATH, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'The upstream provider rejected the request: messages.0.content: must not be empty' } }],
+    [MESSAGES_PATH, 413, { type: 'error', error: { type: 'request_too_large', message: 'The upstream provider rejected the request: messages.0.content: must not be empty' } }],
+    [MESSAGES_PATH, 422, { type: 'error', error: { type: 'invalid_request_error', message: 'The upstream provider rejected the request: messages.0.content: must not be empty' } }],
   ];
   for (const [path, status, expected] of cases) {
     for (const stream of [false, true]) {
       const s = await setup(t, { breakers: new Breakers({ failure_threshold: 1, cooldown_ms: 60_000 }) });
-      s.transports.on('p1', () => jsonReply(status, { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } }));
+      s.transports.on('p1', () => jsonReply(status, { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content: must not be empty' } }));
       s.transports.on('p2', () => jsonReply(200, messagesBody('msg_p2')));
       const r = await call(s.url, path, { offers: ['p1', 'p2'], stream });
       await s.settled();
@@ -778,7 +781,7 @@ t.test('all offers failing → 503 with Retry-After from the breakers', async (t
   t.equal(r1.headers['retry-after'], '7', 'both offers cool down for 7 s');
   const body = json(r1);
   t.match(body, { error: { type: 'service_unavailable', code: 'no_offer_available', param: null } });
-  t.match(body.error.message, /m@p1: upstream 503: Overloaded; m@p2: ECONNRESET/, 'names every offer and why');
+  t.match(body.error.message, /m@p1: upstream 503; m@p2: ECONNRESET/, 'names every offer and why');
   t.same(s.dones.map((d) => d.outcome), ['error']);
 
   // Both breakers are open now: nothing is sent, the attempts say "skipped".
@@ -860,6 +863,10 @@ t.test('before commit, these also fail over', async (t) => {
       /ECONNRESET|closed mid-stream/,
     ],
     ['end without any event', 'p1', MESSAGES_PATH, () => sseOf([': just a comment\n\n']), /ended without any event/],
+    // An empty text block start is no output yet: an "overloaded" right after it still fails over.
+    ['error after an empty block start', 'p1', MESSAGES_PATH, () => sseOf([...messagesStream('msg_p1').slice(0, 3), overloadedEvent]), /upstream error event: Overloaded/],
+    // A clean close before message_stop is a cut-off answer, not a complete one.
+    ['clean close before the final event', 'p1', MESSAGES_PATH, () => sseOf(messagesStream('msg_p1').slice(0, 2)), /ended before its final event/],
     ['JSON instead of a stream', 'p1', MESSAGES_PATH, () => jsonReply(200, messagesBody('msg_p1')), /answered a stream request with application\/json/],
   ];
   for (const [name, provider, path, handler, reason] of cases) {
@@ -1024,20 +1031,11 @@ t.test('a stream hook that throws: the exception stays inside the chain and the 
   const body = new Body();
   const events = messagesStream('msg_p1');
   s.transports.on('p1', () => {
-    for (const e of events.slice(0, 3)) body.send(e);
+    // events[3] is the first delta: it commits the stream, then the hook throws on it.
+    for (const e of events.slice(0, 4)) body.send(e);
     return sseReply(body);
   });
-  let sentDelta = false;
-  const r = await call(s.url, MESSAGES_PATH, {
-    offers: ['p1'],
-    stream: true,
-    onText(text) {
-      if (!sentDelta && text.includes('content_block_start')) {
-        sentDelta = true;
-        body.send(events[3]); // the hook throws on this one
-      }
-    },
-  });
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'], stream: true });
   await s.settled();
   t.same(body.escaped.map(String), [], 'no exception escaped into the upstream body (with a real socket that is a process crash)');
   t.equal(r.status, 200);
@@ -1072,4 +1070,20 @@ t.test('a response hook that throws during a half-open trial does not keep the o
   await s.settled();
   t.equal(s.transports.sent.length, 3, 'the offer is tried again (the trial slot was not leaked)');
   t.equal(r.status, 200, 'and serves the request');
+});
+
+t.test('after commit, a clean close before the final event ends with an error event, not a made-up ending', async (t) => {
+  for (const [path, provider, events] of [
+    [MESSAGES_PATH, 'p1', messagesStream('msg_p1').slice(0, 4)],
+    [CHAT_PATH, 'c1', chatStream('c-1').slice(0, 2)],
+  ] as const) {
+    const s = await setup(t);
+    s.transports.on(provider, () => sseOf([...events]));
+    const r = await call(s.url, path, { offers: [provider], stream: true });
+    await s.settled();
+    t.equal(r.status, 200, path);
+    const last = parseSse(r.text).at(-1)!;
+    t.match(last.data, /ended before its final event/, `${path}: the stream ends with an error`);
+    t.same(s.dones.map((d) => d.outcome), ['error']);
+  }
 });
