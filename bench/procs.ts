@@ -1,0 +1,112 @@
+// The bench's child processes (simulator, gateways: `node bin/gateway …`) and what /proc tells about them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../lib/package-root.js';
+
+export const gatewayBin = join(packageRoot(), 'bin', 'gateway');
+
+export interface Child {
+  name: string;
+  pid: number;
+  /** What the ready line announced (the listening URL). */
+  url: string;
+  /** The last lines it printed, for error messages. */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+const TAIL_LINES = 40;
+
+/**
+ * Starts `node bin/gateway ARGS` and resolves once a line of its output gives `readyUrl` a URL.
+ * Its output is read to the end (a full pipe would stall it), keeping only the last lines.
+ */
+export function startChild(name: string, args: string[], readyUrl: (line: string) => string | undefined, timeoutMs = 20_000): Promise<Child> {
+  const proc = spawn(process.execPath, [gatewayBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let exited = false;
+  const exit = new Promise<void>((resolve) => proc.once('exit', () => resolve(void (exited = true))));
+  const tail = () => lines.join('\n');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(`${name} did not announce its URL within ${timeoutMs} ms`), timeoutMs);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      if (!exited) proc.kill('SIGKILL');
+      reject(new Error(`${why}\n${tail()}`));
+    };
+    let ready = false;
+    const onLine = (line: string) => {
+      lines.push(line);
+      if (lines.length > TAIL_LINES) lines.shift();
+      const url = ready ? undefined : readyUrl(line);
+      if (url === undefined) return;
+      ready = true;
+      clearTimeout(timer);
+      resolve({ name, pid: proc.pid!, url, tail, stop: () => stopChild(proc, exit, () => exited) });
+    };
+    readLines(proc, onLine);
+    proc.once('error', (err) => fail(`${name} could not start: ${err.message}`));
+    void exit.then(() => {
+      if (!ready) fail(`${name} exited (code ${proc.exitCode}, signal ${proc.signalCode}) before it was ready`);
+    });
+  });
+}
+
+function readLines(proc: ChildProcess, onLine: (line: string) => void): void {
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (text: string) => {
+      const parts = (rest + text).split('\n');
+      rest = parts.pop()!;
+      for (const line of parts) onLine(line);
+    });
+  }
+}
+
+/** SIGTERM, then SIGKILL if it has not exited after 5 s. */
+async function stopChild(proc: ChildProcess, exit: Promise<void>, exited: () => boolean): Promise<void> {
+  if (exited()) return;
+  proc.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const killed = new Promise<void>((resolve) => {
+    timer = setTimeout(() => resolve(void proc.kill('SIGKILL')), 5000);
+  });
+  await Promise.race([exit, killed]);
+  clearTimeout(timer);
+  await exit;
+}
+
+/** USER_HZ, the unit of /proc/PID/stat times: 100 on every Linux ABI. */
+const TICKS_PER_SECOND = 100;
+
+/** utime + stime of the whole process (every thread), in ms; 10 ms resolution. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** The peak resident set since start or since the last resetPeakRss, MB. */
+export function peakRssMb(pid: number): number {
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Starts a new peak-RSS window (Linux >= 4.0). Where the kernel refuses, the peak stays the lifetime one. */
+export function resetPeakRss(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // an upper bound is still a fair figure
+  }
+}
+
+/** CPU time all processes of the machine have used since boot (busy, not idle or waiting), ms. */
+export function machineBusyMs(): number {
+  // "cpu  user nice system idle iowait irq softirq steal …": steal (time the hypervisor gave others) counts as busy.
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').slice(5, 200).trim().split(/\s+/, 8).map(Number);
+  return ((user + nice + system + irq + softirq + steal) * 1000) / TICKS_PER_SECOND;
+}

@@ -1,0 +1,208 @@
+// The bench's figures, their tables, and the comparison with the performance targets.
+import type { Scenario } from './scenarios.js';
+import { streamPairs } from './scenarios.js';
+import type { ValidationFigures } from './validation.js';
+
+export type Via = 'direct' | 'gateway' | 'gateway-billing-off';
+
+export interface RunFigures {
+  via: Via;
+  loop: 'closed' | 'open';
+  /** Closed loop: requests in flight. */
+  concurrency?: number;
+  /** Open loop: offered requests per second. */
+  rate?: number;
+  ok: number;
+  errors: number;
+  firstError?: string;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  ttfbP50Ms?: number;
+  ttfbP99Ms?: number;
+  /** Gateway runs: its CPU time (all threads, user + system) per request, µs. */
+  cpuUsPerReq?: number;
+  /** Gateway runs: its peak RSS during the run (warm-up included), MB. */
+  peakRssMb?: number;
+  /** Share of one core each process used during the measured run; `others`: every other process of the machine. */
+  cpuPercent: { loadgen: number; simulator: number; gateway?: number; others: number };
+  /** Open loop: p99 of how late sends left against their schedule, ms. */
+  sendLateP99Ms?: number;
+  /** Open loop: due requests not sent because too many were unanswered (the server fell behind). */
+  skipped?: number;
+  /** Why the sample answer was not the expected one (absent when it was). */
+  problem?: string;
+}
+
+export interface ScenarioFigures {
+  scenario: Scenario;
+  runs: RunFigures[];
+}
+
+export interface TargetCheck {
+  name: string;
+  goal: string;
+  measured: string;
+  /** Which scenario gave the worst figure. */
+  worst?: string;
+  /** undefined: not measured. */
+  pass?: boolean;
+}
+
+export interface ValidationShare extends ValidationFigures {
+  /** The gateway's CPU time per request of this route's passthrough non-stream scenario, µs. */
+  gatewayCpuUs?: number;
+  /** validateUs / gatewayCpuUs, %. */
+  percentOfRequestCpu?: number;
+}
+
+/** Other processes' CPU use (% of one core) above which a run's figures are flagged. */
+const BUSY_PERCENT = 20;
+
+const label = (r: RunFigures) =>
+  `${r.loop === 'closed' ? `closed c=${r.concurrency}` : `open ${r.rate}/s`} ${r.via === 'gateway-billing-off' ? 'gw billing-off' : r.via === 'gateway' ? 'gateway' : 'direct'}`;
+
+/** The direct run under the same load. */
+export function baselineOf(runs: RunFigures[], r: RunFigures): RunFigures | undefined {
+  return runs.find((d) => d.via === 'direct' && d.loop === r.loop && d.rate === r.rate && d.concurrency === r.concurrency);
+}
+
+function find(runs: RunFigures[], via: Via, loop: 'closed' | 'open', rate?: number): RunFigures | undefined {
+  return runs.find((r) => r.via === via && r.loop === loop && (rate === undefined || r.rate === rate));
+}
+
+const fixed = (v: number | undefined, digits: number) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(digits));
+const signed = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b ? a / b : undefined);
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+export function scenarioReport(sf: ScenarioFigures): string {
+  const { scenario: s, runs } = sf;
+  const rows = runs.map((r) => {
+    const d = r.via === 'direct' ? undefined : baselineOf(runs, r);
+    const cpu = r.cpuPercent;
+    return [
+      label(r),
+      fixed(r.reqPerSec, 0),
+      r.via === 'direct' ? '1.00' : fixed(ratio(r.reqPerSec, d?.reqPerSec), 2),
+      fixed(r.p50Ms, 2),
+      fixed(r.p99Ms, 2),
+      d ? signed(r.p50Ms - d.p50Ms) : '',
+      d ? signed(r.p99Ms - d.p99Ms) : '',
+      s.stream ? fixed(r.ttfbP50Ms, 2) : '',
+      s.stream && d ? signed(r.ttfbP50Ms! - d.ttfbP50Ms!) : '',
+      fixed(r.cpuUsPerReq, 0),
+      fixed(r.peakRssMb, 1),
+      `${fixed(cpu.loadgen, 0)}/${fixed(cpu.simulator, 0)}/${fixed(cpu.gateway, 0)}/${fixed(cpu.others, 0)}`,
+      r.loop === 'open' ? fixed(r.sendLateP99Ms, 2) : '',
+      String(r.errors),
+    ];
+  });
+  const out = [
+    `${s.title}   [${s.id}: model ${s.model}, expected offer ${s.listing}]`,
+    table(
+      ['run', 'req/s', 'x direct', 'p50 ms', 'p99 ms', '+p50', '+p99', 'TTFB p50', '+TTFB', 'CPU µs/req', 'RSS MB', 'CPU% gen/sim/gw/other', 'late p99', 'errors'],
+      rows,
+    ),
+  ];
+  const on = find(runs, 'gateway', 'closed');
+  const off = find(runs, 'gateway-billing-off', 'closed');
+  if (on && off) out.push(`billing on / billing off throughput: ${fixed(ratio(on.reqPerSec, off.reqPerSec), 3)}`);
+  for (const r of runs) {
+    if (r.cpuPercent.others > BUSY_PERCENT)
+      out.push(`!! ${label(r)}: other processes used ${r.cpuPercent.others.toFixed(0)}% of a core meanwhile: not a reliable figure`);
+    if (r.skipped)
+      out.push(`!! ${label(r)}: ${r.skipped} requests not sent (too many unanswered): the server does not keep up with this rate`);
+    if (r.problem) out.push(`!! ${label(r)}: ${r.problem}`);
+    if (r.firstError) out.push(`!! ${label(r)}: ${r.errors} errors, first: ${r.firstError}`);
+  }
+  return out.join('\n');
+}
+
+interface Worst {
+  where: string;
+  value: number;
+}
+
+/** The worst figure over the items that have one. */
+function worst<T>(items: T[], value: (t: T) => number | undefined, where: (t: T) => string, higherIsWorse: boolean): Worst | undefined {
+  let w: Worst | undefined;
+  for (const item of items) {
+    const v = value(item);
+    if (v === undefined || !Number.isFinite(v)) continue;
+    if (!w || (higherIsWorse ? v > w.value : v < w.value)) w = { where: where(item), value: v };
+  }
+  return w;
+}
+
+const check = (name: string, goal: string, limit: number, higherIsWorse: boolean, w: Worst | undefined, show: (v: number) => string): TargetCheck => ({
+  name,
+  goal,
+  measured: w ? show(w.value) : 'not measured',
+  worst: w?.where,
+  pass: w ? (higherIsWorse ? w.value <= limit : w.value >= limit) : undefined,
+});
+
+/** Each target against its worst figure: latency targets at the open-loop rate `atRate`. */
+export function checkTargets(results: ScenarioFigures[], validation: ValidationShare[], peakRssMb: number | undefined, atRate: number): TargetCheck[] {
+  const gw = (sf: ScenarioFigures, loop: 'closed' | 'open', rate?: number) => find(sf.runs, 'gateway', loop, rate);
+  const added = (sf: ScenarioFigures, key: 'p50Ms' | 'p99Ms' | 'ttfbP50Ms') => {
+    const r = gw(sf, 'open', atRate);
+    const d = r && baselineOf(sf.runs, r);
+    return r && d && r[key] !== undefined && d[key] !== undefined ? r[key]! - d[key]! : undefined;
+  };
+  const id = (sf: ScenarioFigures) => sf.scenario.id;
+  const byId = (id: string) => results.find((sf) => sf.scenario.id === id);
+  const pairs = streamPairs.flatMap(([conv, pass]) => {
+    const c = byId(conv);
+    const p = byId(pass);
+    return c && p ? [{ c, p }] : [];
+  });
+  const ms = (v: number) => `${signed(v)} ms`;
+  const percent = (v: number) => `${(v * 100).toFixed(1)}%`;
+  return [
+    check('throughput vs direct', '>= 0.35x', 0.35, false,
+      worst(results, (sf) => { const r = gw(sf, 'closed'); return r && ratio(r.reqPerSec, baselineOf(sf.runs, r)?.reqPerSec); }, id, false),
+      (v) => `${v.toFixed(2)}x`),
+    check('gateway CPU per request', '<= 200 µs', 200, true, worst(results, (sf) => gw(sf, 'closed')?.cpuUsPerReq, id, true), (v) => `${v.toFixed(0)} µs`),
+    check(`added p50 at ${atRate} req/s`, '<= +0.5 ms', 0.5, true, worst(results, (sf) => added(sf, 'p50Ms'), id, true), ms),
+    check(`added p99 at ${atRate} req/s`, '<= +1.5 ms', 1.5, true, worst(results, (sf) => added(sf, 'p99Ms'), id, true), ms),
+    check(`added stream first byte (p50, ${atRate} req/s)`, '<= +0.5 ms', 0.5, true,
+      worst(results.filter((sf) => sf.scenario.stream), (sf) => added(sf, 'ttfbP50Ms'), id, true), ms),
+    check('gateway peak RSS', '< 100 MB', 100, true, peakRssMb === undefined ? undefined : { where: 'whole run', value: peakRssMb }, (v) => `${v.toFixed(1)} MB`),
+    check('billing on vs off throughput', '>= 85%', 0.85, false,
+      worst(results, (sf) => ratio(gw(sf, 'closed')?.reqPerSec, find(sf.runs, 'gateway-billing-off', 'closed')?.reqPerSec), id, false), percent),
+    check('converted vs passthrough stream throughput', '>= 80%', 0.8, false,
+      worst(pairs, ({ c, p }) => ratio(gw(c, 'closed')?.reqPerSec, gw(p, 'closed')?.reqPerSec), ({ c, p }) => `${id(c)} / ${id(p)}`, false), percent),
+    check('validation share of per-request CPU', '< 5%', 0.05, true,
+      worst(validation, (v) => v.percentOfRequestCpu === undefined ? undefined : v.percentOfRequestCpu / 100, (v) => `${v.route} body`, true), percent),
+  ];
+}
+
+export function targetsReport(targets: TargetCheck[]): string {
+  const verdict = (t: TargetCheck) => (t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : 'FAIL');
+  return table(
+    ['target', 'goal', 'measured (worst)', 'where', 'verdict'],
+    targets.map((t) => [t.name, t.goal, t.measured, t.worst ?? '-', verdict(t)]),
+  );
+}
+
+export function validationReport(validation: ValidationShare[]): string {
+  return table(
+    ['body', 'bytes', 'JSON.parse µs', 'validate µs', 'validate/parse', 'gateway CPU µs/req', 'validate % of CPU'],
+    validation.map((v) => [
+      v.route,
+      String(v.bodyBytes),
+      fixed(v.parseUs, 2),
+      fixed(v.validateUs, 2),
+      fixed(v.validateUs / v.parseUs, 2),
+      fixed(v.gatewayCpuUs, 0),
+      v.percentOfRequestCpu === undefined ? '-' : `${v.percentOfRequestCpu.toFixed(2)}%`,
+    ]),
+  );
+}

@@ -1,0 +1,336 @@
+// `npm run bench`: the gateway against the same load sent straight to the simulated provider, in
+// one run. Processes: this one generates the load (and times validation in-process); the simulator
+// and each gateway run in their own child process. Only one server is under load at a time.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hrtime } from 'node:process';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../lib/package-root.js';
+import { closedLoop, keepAliveAgent, openLoop, quantile, type LoadResult } from './load.js';
+import { cpuMs, machineBusyMs, peakRssMb, resetPeakRss, type Child } from './procs.js';
+import {
+  checkTargets,
+  scenarioReport,
+  targetsReport,
+  validationReport,
+  type RunFigures,
+  type ScenarioFigures,
+  type ValidationShare,
+  type Via,
+} from './report.js';
+import { checkSample, requestTarget, scenarios, type Scenario } from './scenarios.js';
+import {
+  BILLING_OFF_PLUGINS,
+  UPSTREAM_KEY,
+  createBenchKey,
+  gatewayConfig,
+  startGatewayProcess,
+  startSimulatorProcess,
+  writeConfig,
+} from './setup.js';
+import { measureValidation } from './validation.js';
+
+const USAGE = `usage: npm run bench -- [options]
+  --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
+  --duration S       measured seconds per run (default 3)
+  --warmup S         unmeasured seconds before each run (default 0.5)
+  --concurrency N    closed-loop requests in flight (default 32)
+  --rates R,R        open-loop offered rates, req/s (default 200,1000; latency targets use the last)
+  --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})`;
+
+interface Options {
+  durationMs: number;
+  warmupMs: number;
+  concurrency: number;
+  rates: number[];
+  scenarios: Scenario[];
+}
+
+function options(argv: string[]): Options | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      concurrency: { type: 'string' },
+      rates: { type: 'string' },
+      only: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) return undefined;
+  const positive = (name: string, v: string | undefined, dflt: number) => {
+    const n = v === undefined ? dflt : Number(v);
+    if (!(n > 0)) throw new Error(`--${name} must be a positive number, not ${v}`);
+    return n;
+  };
+  const only = values.only?.split(',');
+  const unknown = only?.filter((id) => !scenarios.some((s) => s.id === id));
+  if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}\n${USAGE}`);
+  return {
+    durationMs: positive('duration', values.duration, values.quick ? 1 : 3) * 1000,
+    warmupMs: positive('warmup', values.warmup, values.quick ? 0.3 : 0.5) * 1000,
+    concurrency: Math.round(positive('concurrency', values.concurrency, 32)),
+    rates: (values.rates ?? '200,1000').split(',').map((r) => positive('rates', r, 0)),
+    scenarios: only ? scenarios.filter((s) => only.includes(s.id)) : scenarios,
+  };
+}
+
+/** Open loop: sockets, and the most requests left unanswered before due ones are skipped. */
+const OPEN_LOOP_SOCKETS = 128;
+/** How long after its planned end a run may wait for its last answers. */
+const STALL_MS = 30_000;
+const ms = (ns: number) => ns / 1e6;
+
+interface Servers {
+  sim: Child;
+  gateway?: Child;
+  billingOff?: Child;
+  apiKey?: string;
+}
+
+/** One warm-up and one measured run of a scenario against one server. */
+async function measure(o: Options, servers: Servers, s: Scenario, via: Via, load: { concurrency: number } | { rate: number }): Promise<RunFigures> {
+  const server = via === 'direct' ? servers.sim : via === 'gateway' ? servers.gateway! : servers.billingOff!;
+  const gwPid = via === 'direct' ? undefined : server.pid;
+  const target = requestTarget(s, Number(new URL(server.url).port), via === 'direct' ? UPSTREAM_KEY : (servers.apiKey ?? 'none'));
+  const agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
+  const go = async (durationMs: number) => {
+    // A server that stops answering must not hang the bench: its connections are cut, the requests fail.
+    const watchdog = setTimeout(() => agent.destroy(), durationMs + STALL_MS);
+    try {
+      return await ('rate' in load
+        ? openLoop(target, agent, load.rate, durationMs, OPEN_LOOP_SOCKETS)
+        : closedLoop(target, agent, load.concurrency, durationMs));
+    } finally {
+      clearTimeout(watchdog);
+    }
+  };
+  if (gwPid) resetPeakRss(gwPid);
+  const warm = await go(o.warmupMs);
+  const before = cpuSnapshot(servers.sim.pid, gwPid);
+  const r = await go(o.durationMs);
+  const cpu = cpuUse(before, cpuSnapshot(servers.sim.pid, gwPid));
+  agent.destroy();
+
+  const figures: RunFigures = {
+    via,
+    loop: 'rate' in load ? 'open' : 'closed',
+    ...load,
+    ok: r.ok,
+    errors: r.errors,
+    firstError: r.firstError,
+    reqPerSec: r.ok / (r.elapsedNs / 1e9),
+    p50Ms: ms(quantile(r.latencyNs, 0.5)),
+    p99Ms: ms(quantile(r.latencyNs, 0.99)),
+    ...(s.stream ? { ttfbP50Ms: ms(quantile(r.ttfbNs, 0.5)), ttfbP99Ms: ms(quantile(r.ttfbNs, 0.99)) } : {}),
+    ...(gwPid ? { cpuUsPerReq: (cpu.gatewayMs * 1000) / (r.ok + r.errors), peakRssMb: peakRssMb(gwPid) } : {}),
+    cpuPercent: cpu.percent,
+    ...(r.sendLateNs ? { sendLateP99Ms: ms(quantile(r.sendLateNs, 0.99)), skipped: r.skipped } : {}),
+    problem: sampleProblem(s, via, warm),
+  };
+  const where = 'rate' in load ? `open ${load.rate}/s` : `closed c=${load.concurrency}`;
+  process.stderr.write(
+    `  ${s.id.padEnd(24)} ${where.padEnd(14)} ${via.padEnd(20)} ${figures.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
+      `p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms${r.errors ? `  ${r.errors} errors` : ''}\n`,
+  );
+  return figures;
+}
+
+interface CpuSnapshot {
+  at: bigint;
+  loadgen: NodeJS.CpuUsage;
+  simulatorMs: number;
+  gatewayMs: number;
+  machineMs: number;
+}
+
+function cpuSnapshot(simPid: number, gwPid: number | undefined): CpuSnapshot {
+  return {
+    at: hrtime.bigint(),
+    loadgen: process.cpuUsage(),
+    simulatorMs: cpuMs(simPid),
+    gatewayMs: gwPid ? cpuMs(gwPid) : 0,
+    machineMs: machineBusyMs(),
+  };
+}
+
+/** CPU used between two snapshots: the gateway's ms, and each process's share of one core. */
+function cpuUse(a: CpuSnapshot, b: CpuSnapshot): { gatewayMs: number; percent: RunFigures['cpuPercent'] } {
+  const wallMs = ms(Number(b.at - a.at));
+  const loadgenMs = (b.loadgen.user - a.loadgen.user + b.loadgen.system - a.loadgen.system) / 1000;
+  const simulatorMs = b.simulatorMs - a.simulatorMs;
+  const gatewayMs = b.gatewayMs - a.gatewayMs;
+  const othersMs = Math.max(0, b.machineMs - a.machineMs - loadgenMs - simulatorMs - gatewayMs);
+  const pct = (cpuMs: number) => (cpuMs / wallMs) * 100;
+  return {
+    gatewayMs,
+    percent: {
+      loadgen: pct(loadgenMs),
+      simulator: pct(simulatorMs),
+      ...(b.gatewayMs ? { gateway: pct(gatewayMs) } : {}),
+      others: pct(othersMs),
+    },
+  };
+}
+
+/** Checks the first answer of the warm-up: the client's format, and for the gateway the expected offer. */
+function sampleProblem(s: Scenario, via: Via, warm: LoadResult): string | undefined {
+  if (!warm.sample) return `no successful answer in the warm-up${warm.firstError ? ` (${warm.firstError})` : ''}`;
+  const listing = warm.sample.headers['x-service-listing'];
+  if (via !== 'direct' && listing !== s.listing) return `served by offer ${listing ?? '(no x-service-listing header)'}, expected ${s.listing}`;
+  return checkSample(s, warm.sample.body);
+}
+
+async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<ScenarioFigures> {
+  const runs: RunFigures[] = [];
+  const closed = { concurrency: o.concurrency };
+  runs.push(await measure(o, servers, s, 'direct', closed));
+  if (servers.gateway) runs.push(await measure(o, servers, s, 'gateway', closed));
+  if (servers.billingOff) runs.push(await measure(o, servers, s, 'gateway-billing-off', closed));
+  for (const rate of o.rates) {
+    runs.push(await measure(o, servers, s, 'direct', { rate }));
+    if (servers.gateway) runs.push(await measure(o, servers, s, 'gateway', { rate }));
+  }
+  return { scenario: s, runs };
+}
+
+/** Starts a gateway; on failure says why and goes on without it. */
+async function tryStart<T>(what: string, start: () => Promise<T>, untested: string[]): Promise<T | undefined> {
+  try {
+    return await start();
+  } catch (err) {
+    untested.push(`${what}: ${(err as Error).message}`);
+    process.stderr.write(`!! ${what} failed, its runs are skipped:\n${(err as Error).message}\n`);
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const o = options(process.argv.slice(2));
+  if (!o) return void process.stdout.write(USAGE + '\n');
+  const runsPerScenario = 3 + 2 * o.rates.length;
+  const estimateS = ((o.durationMs + o.warmupMs) / 1000) * runsPerScenario * o.scenarios.length;
+  process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
+
+  process.stderr.write('timing request validation in-process…\n');
+  const validation: ValidationShare[] = measureValidation(o.warmupMs > 300 ? 500 : 200);
+
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const untested: string[] = [];
+  const children: Child[] = [];
+  const results: ScenarioFigures[] = [];
+  const startupRss: Record<string, number> = {};
+  const placement: string[] = [];
+  try {
+    const sim = await startSimulatorProcess();
+    children.push(sim);
+    const servers: Servers = { sim };
+    const onConfig = writeConfig(dir, 'billing-on', gatewayConfig(sim.url, join(dir, 'billing-on.db')));
+    const offConfig = writeConfig(dir, 'billing-off', gatewayConfig(sim.url, join(dir, 'billing-off.db'), BILLING_OFF_PLUGINS));
+    servers.apiKey = await tryStart('account and key setup (gateway accounts/credits/keys commands)', () => createBenchKey(onConfig), untested);
+    if (servers.apiKey) servers.gateway = await tryStart('gateway (billing on)', () => startGatewayProcess('gateway', onConfig), untested);
+    servers.billingOff = await tryStart('gateway (billing off)', () => startGatewayProcess('gateway-billing-off', offConfig), untested);
+    for (const c of [servers.gateway, servers.billingOff]) {
+      if (!c) continue;
+      children.push(c);
+      startupRss[c.name] = peakRssMb(c.pid);
+    }
+    placement.push(...placementLines(children));
+    process.stderr.write(placement.join('\n') + '\n');
+    for (const s of o.scenarios) {
+      process.stderr.write(`${s.title}\n`);
+      results.push(await runScenario(o, servers, s));
+    }
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  report(o, results, validation, startupRss, placement, children, untested);
+}
+
+/** What ran where. */
+function placementLines(children: Child[]): string[] {
+  return [
+    `machine: ${cpus().length} CPUs (${cpus()[0]?.model.trim()}), node ${process.version}, load average ${loadavg()[0].toFixed(2)}; ` +
+      'processes are not pinned, the OS schedules them',
+    `  load generator + in-process validation timing: this process, pid ${process.pid}`,
+    ...children.map((c) => `  ${c.name}: child process pid ${c.pid}, ${c.url}`),
+    '  one server is under load at a time; direct runs send the same requests straight to the simulator',
+  ];
+}
+
+function report(
+  o: Options,
+  results: ScenarioFigures[],
+  validation: ValidationShare[],
+  startupRss: Record<string, number>,
+  placement: string[],
+  children: Child[],
+  untested: string[],
+): void {
+  const gatewayPeak = (via: Via, name: string) => {
+    const peaks = results.flatMap((sf) => sf.runs.filter((r) => r.via === via).map((r) => r.peakRssMb ?? 0));
+    return peaks.length ? Math.max(startupRss[name] ?? 0, ...peaks) : undefined;
+  };
+  const peak = { gateway: gatewayPeak('gateway', 'gateway'), billingOff: gatewayPeak('gateway-billing-off', 'gateway-billing-off') };
+  for (const v of validation) {
+    const sf = results.find((r) => r.scenario.client === v.route && r.scenario.upstream === v.route && !r.scenario.stream)
+      ?? results.find((r) => r.scenario.client === v.route && r.scenario.upstream === v.route);
+    v.gatewayCpuUs = sf?.runs.find((r) => r.via === 'gateway' && r.loop === 'closed')?.cpuUsPerReq;
+    if (v.gatewayCpuUs) v.percentOfRequestCpu = (v.validateUs / v.gatewayCpuUs) * 100;
+  }
+  const atRate = o.rates[o.rates.length - 1];
+  const targets = checkTargets(results, validation, peak.gateway, atRate);
+
+  const out = [
+    '',
+    `Gateway benchmark: closed loop at ${o.concurrency} in flight, open loop at ${o.rates.join(' and ')} req/s evenly paced; ` +
+      `${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
+    'Ratios are against the direct run (the same requests straight to the simulator) under the same load in this run.',
+    '+p50/+p99/+TTFB: gateway minus direct (ms). TTFB: first body byte. CPU µs/req: the gateway process (all threads).',
+    'CPU% gen/sim/gw/other: share of one core used by the load generator, the simulator, the gateway and all other processes.',
+    'late p99: how late the open loop sent its requests against their schedule (ms); latency is timed from the actual send.',
+    '',
+    ...placement,
+    '',
+    ...results.flatMap((sf) => [scenarioReport(sf), '']),
+    'Request validation (in-process, this process):',
+    validationReport(validation),
+    '',
+    `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB ` +
+      `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
+    '',
+    'Targets:',
+    targetsReport(targets),
+    ...(untested.length ? ['', 'Not measured:', ...untested.map((u) => `  - ${u.split('\n')[0]}`)] : []),
+    '',
+  ];
+  process.stdout.write(out.join('\n') + '\n');
+
+  const resultsDir = join(packageRoot(), 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, 'latest.json');
+  const json = {
+    finishedAt: new Date().toISOString(),
+    options: { ...o, scenarios: o.scenarios.map((s) => s.id) },
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim(), node: process.version },
+    processes: [{ name: 'load generator', pid: process.pid }, ...children.map((c) => ({ name: c.name, pid: c.pid, url: c.url }))],
+    placement,
+    scenarios: results,
+    validation,
+    peakRssMb: peak,
+    startupPeakRssMb: startupRss,
+    targets,
+    untested,
+  };
+  writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
+  process.stdout.write(`results written to ${file}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err?.stack ?? err}\n`);
+  process.exitCode = 1;
+});
