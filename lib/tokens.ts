@@ -3,6 +3,7 @@
 // carries, scaled up, because the hold must be an upper bound and other vendors' tokenizers
 // produce more tokens for the same text.
 import { countTokens } from 'gpt-tokenizer/encoding/r50k_base';
+import { LRUCache } from 'lru-cache';
 import type { WireFormat } from './config-types.js';
 
 /** Other tokenizers count up to ~25% more than o200k on the same text. */
@@ -75,7 +76,21 @@ function countSampled(text: string): number {
   return Math.ceil(rate * text.length);
 }
 
-/** Tokens of the text parts of a request body: system, messages, tools. */
+/**
+ * Conversations resend their history every turn: counts of longer texts are remembered (bounded by
+ * total characters), so each message is tokenized about once rather than once per turn.
+ */
+const CACHE_FROM = 256;
+const cache = new LRUCache<string, number>({ maxSize: 8 * 1024 * 1024, sizeCalculation: (_v, k) => k.length });
+
+function countCached(text: string): number {
+  if (text.length < CACHE_FROM) return countHigh(text);
+  let n = cache.get(text);
+  if (n === undefined) cache.set(text, (n = countHigh(text)));
+  return n;
+}
+
+/** Tokens of the text parts of a request body: system, messages, tools (each piece counted on its own). */
 export function estimateInputTokens(body: Record<string, any>, _format: WireFormat): number {
   const t: Tally = { text: [], images: 0, messages: 0 };
   if (body.system !== undefined) walk(body.system, t);
@@ -84,7 +99,8 @@ export function estimateInputTokens(body: Record<string, any>, _format: WireForm
     walk(body.messages, t);
   }
   if (Array.isArray(body.tools)) for (const tool of body.tools) t.text.push(JSON.stringify(tool));
-  const bpe = t.text.length === 0 ? 0 : countHigh(t.text.join('\n'));
+  let bpe = 0;
+  for (const piece of t.text) bpe += countCached(piece);
   return Math.ceil(bpe * SAFETY) + t.messages * PER_MESSAGE + t.images * PER_IMAGE;
 }
 

@@ -10,7 +10,8 @@ import { countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
 const SAFETY = 1.25;
 const PER_MESSAGE = 4;
 const PER_IMAGE = 1600;
-const bpe = (...parts: string[]) => countTextTokens(parts.join('\n'));
+/** The estimator counts each text piece on its own. */
+const bpe = (...parts: string[]) => parts.reduce((n, p) => n + countTextTokens(p), 0);
 const LONG = 'The quick brown fox jumps over the lazy dog. '.repeat(40);
 const BASE64 = 'iVBORw0KGgoAAAANSUhEUgAA'.repeat(5000);
 
