@@ -22,8 +22,12 @@ import type { Logger } from './log.js';
 const FAILOVER_STATUS = new Set([401, 402, 403, 404, 408, 409, 429]);
 const isFailoverStatus = (s: number) => s >= 500 || s < 400 || FAILOVER_STATUS.has(s);
 
-/** An offer's own output ceiling, reported as a 400 (another offer may allow more). */
-const OUTPUT_LIMIT_ERROR = /max_tokens|max_completion_tokens|max_output_tokens|output (token )?limit/i;
+/**
+ * An offer's own output ceiling, reported as a 400 (another offer may allow more): "max_tokens: 64001
+ * > 64000, which is the maximum allowed…", "max_tokens is too large: … supports at most 16384…". Not
+ * the client's own mistakes such as "max_tokens must be greater than thinking.budget_tokens".
+ */
+const OUTPUT_LIMIT_ERROR = /\b(max_tokens|max_completion_tokens|max_output_tokens)\b.*\b(too large|maximum allowed|at most|exceeds)/i;
 
 /** Words an operator sees in history and the 503 message, instead of the upstream's own text (which can echo key fragments). */
 function failureReason(status: number): string {

@@ -1,8 +1,8 @@
 // `gateway` command line: serve, config check, simulate, and the operator commands of lib/commands.
 import type { GatewayConfig } from './config-types.js';
 import { ConfigError, configPath, loadConfig } from './config.js';
-import { startGateway } from './gateway.js';
-import { stderrLogger } from './log.js';
+import { startGateway, type Gateway } from './gateway.js';
+import { stderrLogger, type Logger } from './log.js';
 import { runSimulatorCli } from './simulator/index.js';
 import { operatorCommands } from './commands/index.js';
 import type { Command, CommandIo } from './commands/types.js';
@@ -76,21 +76,40 @@ async function serve(config: GatewayConfig): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    stderrLogger('info', 'shutting down: draining in-flight requests', { signal, grace_ms: gw.config.server.shutdown_grace_ms });
-    await gw.close();
-    stderrLogger('info', 'stopped');
-    process.exit(0);
+    process.exit(await shutdown(gw, signal));
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => {
-    try {
-      const next = loadConfig(config.source!);
-      void gw.reload(next).then(() => stderrLogger('info', 'config reloaded', { config: next.source }));
-    } catch (e) {
-      stderrLogger('error', 'config reload failed; keeping the previous config', { err: (e as Error).message });
-    }
-  });
+  process.on('SIGHUP', () => void reloadConfig(gw, config.source!));
+}
+
+/**
+ * SIGHUP: read the config file again and apply it. Never rejects (a rejection in a signal handler
+ * would end the process): any failure is logged and the running config stays.
+ */
+export async function reloadConfig(gw: Pick<Gateway, 'reload'>, source: string, log: Logger = stderrLogger): Promise<boolean> {
+  try {
+    const next = loadConfig(source);
+    await gw.reload(next);
+    log('info', 'config reloaded', { config: next.source });
+    return true;
+  } catch (e) {
+    log('error', 'config reload failed; keeping the previous config', { err: (e as Error).message });
+    return false;
+  }
+}
+
+/** SIGTERM / SIGINT: drain and close. Returns the exit code (1 when closing failed); never rejects. */
+export async function shutdown(gw: Pick<Gateway, 'close' | 'config'>, signal: string, log: Logger = stderrLogger): Promise<number> {
+  log('info', 'shutting down: draining in-flight requests', { signal, grace_ms: gw.config.server.shutdown_grace_ms });
+  try {
+    await gw.close();
+  } catch (e) {
+    log('error', 'shutdown failed', { err: e });
+    return 1;
+  }
+  log('info', 'stopped');
+  return 0;
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -124,6 +124,31 @@ function crossCheck(cfg: GatewayConfig, problems: string[]): void {
     if (m.max_output_tokens > m.context_window)
       problems.push(`models[${i}].max_output_tokens: larger than its context_window (${m.context_window})`);
   });
+  checkBillingPlugins(cfg.plugins, problems);
+}
+
+/**
+ * Billing takes three plugins together: auth says whom to charge, budget-hold reserves the credit,
+ * metering settles it. budget-hold or metering without the other, or without auth, would make
+ * requests free; leaving out both (billing off) is fine.
+ */
+function checkBillingPlugins(plugins: string[], problems: string[]): void {
+  const billing = ['budget-hold', 'metering'].filter((p) => plugins.includes(p));
+  if (billing.length === 1) {
+    problems.push(billing[0] === 'budget-hold'
+      ? 'plugins: budget-hold without metering: holds would never be settled, so requests would be free'
+      : 'plugins: metering without budget-hold: there would be no hold to settle, so requests would be free');
+  }
+  if (billing.length > 0 && !plugins.includes('auth'))
+    problems.push(`plugins: ${billing.join(' and ')} without auth: no account to charge, so requests would be free`);
+  // Each step needs what the earlier ones set: the caller (auth), the body (schema-check), the
+  // candidates (offer-pick), the hold (budget-hold); metering must sit nearest the upstream.
+  const order = ['auth', 'schema-check', 'offer-pick', 'budget-hold'].filter((p) => plugins.includes(p));
+  const positions = order.map((p) => plugins.indexOf(p));
+  if (positions.some((pos, i) => i > 0 && pos < positions[i - 1]))
+    problems.push(`plugins: ${order.join(', ')} must run in this order (each needs what the one before it sets)`);
+  if (plugins.includes('metering') && plugins.includes('format-transform') && plugins.indexOf('metering') < plugins.indexOf('format-transform'))
+    problems.push('plugins: metering must come after format-transform (it reads the upstream\'s own usage)');
 }
 
 /** Parse, substitute, validate and default a config text. Throws ConfigError listing every problem. */

@@ -4,7 +4,7 @@ import type { RequestContext } from '../../lib/context.js';
 export interface RequestHold {
   id: string;
   amount: number;
-  /** Set by whoever ends the hold (metering's settle, or budget-hold's release). */
+  /** Set once the ledger has ended the hold (metering's settle, or a release); until then budget-hold's onDone releases it. */
   ended: boolean;
 }
 

@@ -1,21 +1,19 @@
 // budget-hold: before an inference request goes upstream, reserve credit for its worst case:
-// estimated input × the highest input price + output budget × the highest output price among the
-// candidate offers (so failover to a dearer offer never exceeds it). Admission is atomic in the
-// ledger; a refusal is a 402 saying which limit was hit. The hold is settled by metering; if it is
-// still open when this plugin's onDone runs (metering never saw the request), it is released.
+// estimated input × the highest input-side price (input, cache write or cache read) + output budget
+// × the highest output price among the candidate offers (so neither failover to a dearer offer nor
+// prompt caching ever exceeds it). Admission is atomic in the ledger; a refusal is a 402 saying
+// which limit was hit. The hold is settled by metering; if it is still open when this plugin's
+// onDone runs (metering never saw the request, or its settle failed), it is released.
 import type { Plugin, PluginEnv } from '../../lib/plugin.js';
 import type { RequestContext } from '../../lib/context.js';
 import { GatewayError } from '../../lib/errors.js';
 import { formatUsd } from '../../lib/store/money.js';
 import type { ReserveRefusal, Store } from '../../lib/store/types.js';
+import { budgetParam } from '../offer-pick/index.js';
 import { holdOf, setHold } from './hold.js';
 
 const billing = (code: string, message: string, param: string | null = null) =>
   new GatewayError(402, 'billing_error', code, message, { param });
-
-/** The body field that set the output budget, for the error's `param`. */
-const budgetParam = (ctx: RequestContext) =>
-  ctx.route === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
 
 function tooLarge(ctx: RequestContext, amount: bigint | number, what: string): GatewayError {
   const shown = typeof amount === 'bigint' && amount > BigInt(Number.MAX_SAFE_INTEGER) ? 'more than $9,007,199' : formatUsd(Number(amount));
@@ -50,9 +48,10 @@ export default function budgetHold(env: PluginEnv): Plugin {
     async onRequest(ctx: RequestContext) {
       if ((ctx.route !== 'chat' && ctx.route !== 'messages') || !ctx.auth || ctx.candidates.length === 0) return;
       let maxInput = 0, maxOutput = 0;
-      for (const o of ctx.candidates) {
-        if (o.prices.input > maxInput) maxInput = o.prices.input;
-        if (o.prices.output > maxOutput) maxOutput = o.prices.output;
+      for (const { prices: p } of ctx.candidates) {
+        // Input tokens may be billed as cache writes or reads, at their own prices.
+        maxInput = Math.max(maxInput, p.input, p.cacheWrite, p.cacheRead);
+        maxOutput = Math.max(maxOutput, p.output);
       }
       const amount = BigInt(Math.ceil(ctx.estimatedInputTokens)) * BigInt(maxInput) +
         BigInt(ctx.outputBudget) * BigInt(maxOutput);
@@ -71,8 +70,8 @@ export default function budgetHold(env: PluginEnv): Plugin {
     async onDone(ctx: RequestContext) {
       const hold = holdOf(ctx);
       if (!hold || hold.ended) return;
-      hold.ended = true;
       await store.ledger.release(hold.id);
+      hold.ended = true;
     },
   };
 }

@@ -9,8 +9,8 @@ import { messageOf } from './response-chat-to-messages.js';
 import { MessagesToChatStream } from './stream-messages-to-chat.js';
 import { ChatToMessagesStream } from './stream-chat-to-messages.js';
 import { chatPassthrough, messagesPassthrough } from './passthrough.js';
-
 import { localTokenEstimate } from './token-estimate.js';
+import { offerOutputBudget } from '../offer-pick/index.js';
 
 export { localTokenEstimate };
 
@@ -24,19 +24,23 @@ export default function formatTransform(_env: PluginEnv): Plugin {
       // so then the answer is a local estimate.
       if (ctx.route !== 'count_tokens') return;
       if (ctx.candidates[0]?.provider.format === 'messages') ctx.candidates = ctx.candidates.filter((o) => o.provider.format === 'messages');
-      else ctx.reply = { status: 200, body: { input_tokens: localTokenEstimate(ctx.body) } };
+      else ctx.reply = { status: 200, body: { input_tokens: localTokenEstimate(ctx) } };
     },
 
     onAttempt(ctx: RequestContext, up: UpstreamRequest): void {
       if (up.format === ctx.clientFormat) {
         const body: Record<string, any> = { ...ctx.body };
-        // Billing needs the usage chunk; the stream hook drops it again unless the client asked.
-        if (up.format === 'chat' && ctx.stream) body.stream_options = { ...body.stream_options, include_usage: true };
+        if (up.format === 'chat') {
+          // The upstream stops at the budget the hold covers: a charge above it would be clipped.
+          // max_completion_tokens wins over max_tokens (spec 4.2), so only it goes upstream.
+          if (body.max_completion_tokens !== undefined) delete body.max_tokens;
+          else if (body.max_tokens === undefined) body.max_completion_tokens = defaultOutputBudget(ctx, up);
+          // Billing needs the usage chunk; the stream hook drops it again unless the client asked.
+          if (ctx.stream) body.stream_options = { ...body.stream_options, include_usage: true };
+        }
         up.body = body;
       } else if (up.format === 'messages') {
-        // Without a client max_tokens, the output budget, within this offer's ceiling.
-        const defaultMaxTokens = Math.min(ctx.outputBudget, up.offer.maxOutputTokens);
-        up.body = chatToMessagesRequest(ctx.body, { defaultMaxTokens, stream: ctx.stream });
+        up.body = chatToMessagesRequest(ctx.body, { defaultMaxTokens: defaultOutputBudget(ctx, up), stream: ctx.stream });
       } else {
         up.body = messagesToChatRequest(ctx.body, { stream: ctx.stream });
       }
@@ -64,5 +68,8 @@ export default function formatTransform(_env: PluginEnv): Plugin {
     },
   };
 }
+
+/** A chat client gave no output budget: the one the hold was sized for on this offer. */
+const defaultOutputBudget = (ctx: RequestContext, up: UpstreamRequest): number => offerOutputBudget(up.offer, ctx.outputBudget, false);
 
 const createdOf = (ctx: RequestContext): number => Math.floor(ctx.receivedAt / 1000);

@@ -134,13 +134,21 @@ export default function metering(env: PluginEnv): Plugin {
       ctx.usage = usage;
 
       let cost = 0;
+      let settleError: unknown;
       const hold = holdOf(ctx);
       if (hold && !hold.ended) {
+        try {
+          if (served) {
+            const want = costOf(usage, served.offer.prices);
+            cost = (await store.ledger.settle(hold.id, want > BigInt(hold.amount) ? hold.amount : Number(want))) ?? 0;
+          } else await store.ledger.release(hold.id);
+        } catch (err) {
+          // The charge is lost, but the credit must not stay held. Should this release fail too,
+          // the hold is still not marked ended, so budget-hold's onDone tries again.
+          settleError = err;
+          await store.ledger.release(hold.id);
+        }
         hold.ended = true;
-        if (served) {
-          const want = costOf(usage, served.offer.prices);
-          cost = (await store.ledger.settle(hold.id, want > BigInt(hold.amount) ? hold.amount : Number(want))) ?? 0;
-        } else await store.ledger.release(hold.id);
       }
 
       // A successful token count leaves no history row (spec 2.1).
@@ -165,6 +173,8 @@ export default function metering(env: PluginEnv): Plugin {
         ttfbMs: ctx.firstByteAt === undefined ? null : ctx.firstByteAt - ctx.startedAt,
         error: ctx.error?.message ?? null,
       });
+      // Logged by the chain; the history row is written first.
+      if (settleError) throw settleError;
     },
   };
 }

@@ -18,6 +18,20 @@ export function explicitOutputBudget(ctx: RequestContext): number | undefined {
   return ctx.clientFormat === 'chat' ? (b.max_completion_tokens ?? b.max_tokens) : b.max_tokens;
 }
 
+/**
+ * The output budget of a request on one offer, which its credit hold covers: the client's budget,
+ * or without one `requested` (the default) within the offer's ceiling; at least the subscription
+ * minimum on a subscription-backed offer.
+ */
+export function offerOutputBudget(o: Offer, requested: number, explicit: boolean): number {
+  const budget = explicit ? requested : Math.min(requested, o.maxOutputTokens);
+  return o.subscription ? Math.max(budget, SUBSCRIPTION_MIN_OUTPUT) : budget;
+}
+
+/** The request field that set the output budget, for errors' `param`. */
+export const budgetParam = (ctx: RequestContext): string =>
+  ctx.clientFormat === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+
 /** Estimated cost of the request on this offer (nano-USD; used only for ordering). */
 const estimate = (o: Offer, input: number, output: number) => input * o.prices.input + output * o.prices.output;
 
@@ -56,7 +70,8 @@ export default function offerPick(env: PluginEnv): Plugin {
       const requested = explicit ?? model.max_output_tokens;
       const input = estimateInputTokens(ctx.body, ctx.clientFormat);
       ctx.estimatedInputTokens = input;
-      if (input + requested > model.context_window)
+      // The context rule is for inference requests: a token count produces no output.
+      if (ctx.route !== 'count_tokens' && input + requested > model.context_window)
         throw badRequest(
           'context_window_exceeded',
           `The estimated input (${input} tokens) plus the output budget (${requested} tokens) exceeds the context window of ${modelId} (${model.context_window} tokens). Shorten the input or lower ${ctx.clientFormat === 'chat' ? 'max_completion_tokens / max_tokens' : 'max_tokens'}.`,
@@ -68,8 +83,7 @@ export default function offerPick(env: PluginEnv): Plugin {
         const f = missingFeature(offers[0], ctx.features)!;
         throw badRequest('feature_not_supported', `No offer of model ${modelId} supports ${FEATURE_NAMES[f]}; remove it from the request.`, f === 'tools' ? 'tools' : null);
       }
-      const offerBudget = (o: Offer) => (explicit === undefined ? Math.min(requested, o.maxOutputTokens) : requested);
-      const budgetFor = (o: Offer) => (o.subscription ? Math.max(offerBudget(o), SUBSCRIPTION_MIN_OUTPUT) : offerBudget(o));
+      const budgetFor = (o: Offer) => offerOutputBudget(o, requested, explicit !== undefined);
       const fitting = explicit === undefined ? featureless : featureless.filter((o) => o.maxOutputTokens >= requested);
       if (fitting.length === 0) {
         const most = Math.max(...featureless.map((o) => o.maxOutputTokens));
@@ -87,10 +101,6 @@ export default function offerPick(env: PluginEnv): Plugin {
     },
   };
 }
-
-/** The request field that set the output budget. */
-const budgetParam = (ctx: RequestContext) =>
-  ctx.clientFormat === 'chat' && ctx.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
 
 function missingFeature(o: Offer, used: Set<Feature>): Feature | undefined {
   for (const f of used) if (!o.supports[f]) return f;

@@ -151,7 +151,7 @@ const chatRequest = object(
     top_p: fraction,
     stop: { type: ['string', 'array', 'null'], items: string },
     stream: boolean,
-    stream_options: { type: ['object', 'null'], properties: { include_usage: boolean }, additionalProperties: false },
+    stream_options: { type: ['object', 'null'], properties: { include_usage: boolean, include_obfuscation: boolean }, additionalProperties: false },
     tools: { type: 'array', items: ref('ChatTool') },
     tool_choice: ref('ChatToolChoice'),
     parallel_tool_calls: boolean,
@@ -214,6 +214,8 @@ defs.Message = tagged('role', ['ConversationMessage', 'SystemMessage']);
 
 defs.Tool = object(
   {
+    // A client tool: server tools (web search and the like) have other types and are not supported.
+    type: { enum: ['custom', null], description: 'Only client tools (type custom) are supported.' },
     name: nonEmptyString,
     description: string,
     input_schema: anyObject,

@@ -2,6 +2,7 @@
 // against its in-memory balances). Returns the violations found: an empty list means all hold.
 import Database from 'better-sqlite3';
 import type { Store } from '../../lib/store/types.js';
+import { processRuns } from '../../lib/store/process.js';
 
 export interface InvariantOptions {
   /** Every request has ended: no hold may still be open. */
@@ -9,15 +10,6 @@ export interface InvariantOptions {
 }
 
 const MONTH = `strftime('%Y-%m', created_at / 1000, 'unixepoch')`;
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function checkInvariants(target: Store | string, opts: InvariantOptions = {}): Promise<string[]> {
   const store = typeof target === 'string' ? undefined : target;

@@ -1,7 +1,8 @@
 // parseConfig / loadConfig: YAML and JSON, ${ENV} substitution, every schema error named by its
 // path, cross-reference errors, defaults filled in; the shipped config/gateway.yaml loads.
 import t, { type Test } from 'tap';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { ConfigError, configPath, loadConfig, parseConfig } from '../../lib/config.js';
 import { resolveOffers } from '../../lib/offers.js';
 import { packageRoot } from '../../lib/package-root.js';
@@ -219,6 +220,37 @@ t.test('cross-reference errors', async (t) => {
   ]);
 });
 
+t.test('an offer listing is printable ASCII without spaces: it is sent in the x-service-listing header', async (t) => {
+  for (const listing of ['m/a@prov ider', 'm/a@prövider', 'm/a@p\n', '']) {
+    const c: any = minimal();
+    c.offers[0].listing = listing;
+    t.match(problemsOf(t, json(c)), [/^offers\[0\]\.listing: must match pattern/], JSON.stringify(listing));
+  }
+  const c: any = minimal();
+  c.offers[0].listing = 'acme/big-1.5@provider:eu_west~2';
+  t.doesNotThrow(() => parseConfig(json(c), 'c.json', {}), 'any printable character');
+});
+
+t.test('billing plugins come together: budget-hold, metering and auth', async (t) => {
+  const withPlugins = (plugins: string[]) => ({ ...minimal(), plugins });
+  const base = ['schema-check', 'offer-pick', 'format-transform'];
+  t.same(problemsOf(t, json(withPlugins(['auth', ...base, 'budget-hold']))), [
+    'plugins: budget-hold without metering: holds would never be settled, so requests would be free',
+  ]);
+  t.same(problemsOf(t, json(withPlugins(['auth', ...base, 'metering']))), [
+    'plugins: metering without budget-hold: there would be no hold to settle, so requests would be free',
+  ]);
+  t.same(problemsOf(t, json(withPlugins([...base, 'budget-hold', 'metering']))), [
+    'plugins: budget-hold and metering without auth: no account to charge, so requests would be free',
+  ]);
+  t.same(problemsOf(t, json(withPlugins([...base, 'metering']))), [
+    'plugins: metering without budget-hold: there would be no hold to settle, so requests would be free',
+    'plugins: metering without auth: no account to charge, so requests would be free',
+  ]);
+  for (const ok of [base, ['auth', ...base], ['auth', ...base, 'budget-hold', 'metering']])
+    t.doesNotThrow(() => parseConfig(json(withPlugins(ok)), 'c.json', {}), ok.join(', '));
+});
+
 t.test('loadConfig: a missing file is a ConfigError naming it', async (t) => {
   const path = resolve(t.testdirName, 'absent.yaml');
   t.throws(() => loadConfig(path, {}), { name: 'ConfigError', source: path, message: /cannot read the file/ });
@@ -228,4 +260,12 @@ t.test('configPath: explicit, then GATEWAY_CONFIG, then the default', async (t) 
   t.equal(configPath('/etc/gw.yaml', { GATEWAY_CONFIG: '/x.yaml' }), '/etc/gw.yaml');
   t.equal(configPath(undefined, { GATEWAY_CONFIG: '/x.yaml' }), '/x.yaml');
   t.equal(configPath(undefined, {}), resolve('config/gateway.yaml'));
+});
+
+t.test('the plugin order is checked: each step needs what the one before it sets', async (t) => {
+  const yaml = readFileSync(join(import.meta.dirname, '../../config/gateway.yaml'), 'utf8');
+  const withPlugins = (list: string[]) => `${yaml}\nplugins: [${list.join(', ')}]\n`;
+  t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'budget-hold', 'offer-pick', 'format-transform', 'metering']), 'g.yaml'), /must run in this order/);
+  t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'offer-pick', 'budget-hold', 'metering', 'format-transform']), 'g.yaml'), /metering must come after format-transform/);
+  t.ok(parseConfig(withPlugins(['schema-check', 'offer-pick', 'format-transform']), 'g.yaml'), 'billing off is fine');
 });

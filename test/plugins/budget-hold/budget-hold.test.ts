@@ -48,6 +48,32 @@ t.test('the hold is estimated input × max input price + output budget × max ou
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
+t.test('input is priced at the dearest of input, cache write and cache read: the hold stays an upper bound', async (t) => {
+  const { plugin, ctxFor } = await setup(t, 1 * USD);
+  const cached = [
+    testOffer('m@write', 'messages', { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }),
+    testOffer('m@read', 'chat', { input: 1, output: 4, cache_read: 2 }),
+  ];
+  const ctx = ctxFor({ candidates: cached });
+  await plugin.onRequest!(ctx);
+  t.equal(holdOf(ctx)!.amount, 1000 * 3750 + 500 * 15000, 'a prompt written to the cache at 3.75 $/M');
+  await plugin.onDone!(ctx, 'error');
+});
+
+t.test('a hold whose release fails stays open for the next try', async (t) => {
+  const { store, a, plugin, ctxFor } = await setup(t, 1 * USD);
+  const ctx = ctxFor();
+  await plugin.onRequest!(ctx);
+  const release = store.ledger.release;
+  store.ledger.release = async () => { throw new Error('disk I/O error'); };
+  await t.rejects(plugin.onDone!(ctx, 'error') as Promise<void>, /disk I\/O error/);
+  t.equal(holdOf(ctx)!.ended, false, 'not marked ended');
+  store.ledger.release = release;
+  await plugin.onDone!(ctx, 'error');
+  t.equal(holdOf(ctx)!.ended, true);
+  t.equal((await store.ledger.balance(a.accountId)).held, 0);
+});
+
 t.test('no hold for count_tokens, models, or a request with no candidates', async (t) => {
   const { store, a, plugin, ctxFor } = await setup(t, 1 * USD);
   for (const ctx of [ctxFor({ route: 'count_tokens' }), ctxFor({ route: 'models' }), ctxFor({ candidates: [] })]) {
@@ -84,7 +110,7 @@ t.test('402 names the reason: the hold for this output budget is too large', asy
     message: /hold for this request's output budget \(500 tokens: \$0\.012\).*balance of \$0\.01.*Lower max_tokens/,
   }, 'above the whole balance');
   const rich = await setup(t, 100 * USD, 5 * USD);
-  t.match(await rich.refusal(rich.ctxFor({ route: 'chat', body: { max_completion_tokens: 500 }, outputBudget: 500_000 })), {
+  t.match(await rich.refusal(rich.ctxFor({ route: 'chat', clientFormat: 'chat', body: { max_completion_tokens: 500 }, outputBudget: 500_000 })), {
     code: 'hold_too_large', param: 'max_completion_tokens', message: /monthly limit of \$5\.00.*Lower max_completion_tokens/,
   }, 'above the monthly limit');
   t.match(await refusal(ctxFor({ outputBudget: Number.MAX_SAFE_INTEGER })), {

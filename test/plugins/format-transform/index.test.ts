@@ -2,7 +2,8 @@
 // same-format passthrough that touches nothing but the model name (and the chat usage chunk).
 import t from 'tap';
 import formatTransform, { localTokenEstimate } from '../../../plugins/format-transform/index.js';
-import type { RequestContext } from '../../../lib/context.js';
+import { estimateInputTokens } from '../../../lib/tokens.js';
+import type { Offer, RequestContext } from '../../../lib/context.js';
 import type { UpstreamRequest } from '../../../lib/plugin.js';
 import type { WireFormat } from '../../../lib/config-types.js';
 import { chunk, messageStart, run, shape, upChunk, upDone, usageChunk, upMsg } from './fixtures.js';
@@ -20,9 +21,9 @@ function ctxOf(clientFormat: WireFormat, body: Record<string, any>, over: Partia
     ...over,
   } as RequestContext;
 }
-function upOf(format: WireFormat, maxOutputTokens = 64000): UpstreamRequest {
+function upOf(format: WireFormat, maxOutputTokens = 64000, subscription = false): UpstreamRequest {
   return {
-    offer: { maxOutputTokens } as any,
+    offer: { maxOutputTokens, subscription } as Offer,
     format,
     path: format === 'chat' ? '/chat/completions' : '/v1/messages',
     body: {},
@@ -56,6 +57,41 @@ t.test('chat passthrough stream: include_usage asked upstream without touching t
   t.notOk('stream_options' in plain.body, 'not for a non-stream request');
 });
 
+t.test('chat passthrough: the upstream is told the output budget the hold covers', async (t) => {
+  const messages = [{ role: 'user', content: 'x' }];
+  const none = { model: 'test/gpt', messages };
+  const up = upOf('chat', 2000);
+  plugin.onAttempt!(ctxOf('chat', none), up);
+  t.equal(up.body.max_completion_tokens, 2000, 'no client budget: the output budget within the offer ceiling');
+  t.notOk('max_tokens' in up.body);
+  t.notOk('max_completion_tokens' in none, 'the client body is untouched');
+  const roomy = upOf('chat');
+  plugin.onAttempt!(ctxOf('chat', none), roomy);
+  t.equal(roomy.body.max_completion_tokens, 4096, 'ctx.outputBudget below the ceiling');
+  const sub = upOf('chat', 8, true);
+  plugin.onAttempt!(ctxOf('chat', none, { outputBudget: 16 }), sub);
+  t.equal(sub.body.max_completion_tokens, 16, 'a subscription offer: at least the minimum the hold was sized for');
+
+  const both = { model: 'test/gpt', messages, max_completion_tokens: 300, max_tokens: 50 };
+  const upBoth = upOf('chat');
+  plugin.onAttempt!(ctxOf('chat', both), upBoth);
+  t.equal(upBoth.body.max_completion_tokens, 300, 'max_completion_tokens wins');
+  t.notOk('max_tokens' in upBoth.body, 'so max_tokens does not go upstream');
+  t.equal(both.max_tokens, 50, 'the client body is untouched');
+  const old = upOf('chat');
+  plugin.onAttempt!(ctxOf('chat', { model: 'test/gpt', messages, max_tokens: 50 }), old);
+  t.equal(old.body.max_tokens, 50, 'only max_tokens: passed as it is');
+  t.notOk('max_completion_tokens' in old.body);
+});
+
+t.test('chat → messages: include_obfuscation and the rest of stream_options stay behind', async (t) => {
+  const up = upOf('messages');
+  plugin.onAttempt!(ctxOf('chat', { model: 'test/claude', stream: true, messages: [{ role: 'user', content: 'hi' }],
+    stream_options: { include_usage: true, include_obfuscation: false } }), up);
+  t.notOk('stream_options' in up.body);
+  t.equal(up.body.stream, true);
+});
+
 t.test('cross-format attempts build the upstream format; chat default max_tokens = output budget within the offer ceiling', async (t) => {
   const chatBody = { model: 'test/claude', messages: [{ role: 'user', content: 'hi' }] };
   const up = upOf('messages', 2000);
@@ -64,6 +100,9 @@ t.test('cross-format attempts build the upstream format; chat default max_tokens
   const up2 = upOf('messages');
   plugin.onAttempt!(ctxOf('chat', chatBody), up2);
   t.equal(up2.body.max_tokens, 4096, 'ctx.outputBudget');
+  const sub = upOf('messages', 8, true);
+  plugin.onAttempt!(ctxOf('chat', chatBody, { outputBudget: 16 }), sub);
+  t.equal(sub.body.max_tokens, 16, 'a subscription offer: at least the minimum');
   const up3 = upOf('chat');
   plugin.onAttempt!(ctxOf('messages', { model: 'test/gpt', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] }), up3);
   t.strictSame(up3.body, {
@@ -138,10 +177,12 @@ t.test('failure mode 18: the local count_tokens estimate counts the system promp
   ];
   const system = 'You are a meticulous assistant who answers in full sentences and cites sources.';
   const tools = [{ name: 'get_weather', description: 'Current weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
-  const bare = localTokenEstimate({ model: 'm', messages: messages.slice(0, 1) });
-  const all = localTokenEstimate({ model: 'm', messages });
-  const withSystem = localTokenEstimate({ model: 'm', messages, system });
-  const withTools = localTokenEstimate({ model: 'm', messages, system, tools });
+  // As offer-pick leaves the context: its input estimate of the body.
+  const estimate = (body: Record<string, any>) => localTokenEstimate({ body, estimatedInputTokens: estimateInputTokens(body, 'messages') });
+  const bare = estimate({ model: 'm', messages: messages.slice(0, 1) });
+  const all = estimate({ model: 'm', messages });
+  const withSystem = estimate({ model: 'm', messages, system });
+  const withTools = estimate({ model: 'm', messages, system, tools });
   t.ok(bare > 0);
   t.ok(all > bare, 'every message counts');
   t.ok(withSystem > all, 'the system prompt counts');
@@ -149,4 +190,20 @@ t.test('failure mode 18: the local count_tokens estimate counts the system promp
   // On the high side: at least a character-per-4 count of all the text it holds.
   const chars = JSON.stringify({ messages, system, tools }).length;
   t.ok(withTools >= Math.ceil(chars / 4), `${withTools} ≥ ${Math.ceil(chars / 4)}`);
+});
+
+t.test('count_tokens on a chat offer: the answer reuses the input estimate of offer-pick', async (t) => {
+  const chatOffer = { provider: { format: 'chat' } } as Offer;
+  const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+  const ctx = ctxOf('messages', body, { route: 'count_tokens', candidates: [chatOffer], estimatedInputTokens: 1234 });
+  plugin.onRequest!(ctx);
+  t.strictSame(ctx.reply, { status: 200, body: { input_tokens: 1234 } }, 'not tokenized again');
+  const withTools = ctxOf('messages', { ...body, tools: [{ name: 'f' }] }, { route: 'count_tokens', candidates: [chatOffer], estimatedInputTokens: 1234 });
+  plugin.onRequest!(withTools);
+  t.strictSame(withTools.reply, { status: 200, body: { input_tokens: 1234 + 350 } }, 'plus the tools preamble');
+  const messagesOffer = { provider: { format: 'messages' } } as Offer;
+  const upstream = ctxOf('messages', body, { route: 'count_tokens', candidates: [messagesOffer, chatOffer] });
+  plugin.onRequest!(upstream);
+  t.equal(upstream.reply, undefined, 'a messages offer counts upstream');
+  t.same(upstream.candidates, [messagesOffer], 'failing over to messages offers only');
 });

@@ -144,6 +144,8 @@ t.test('tools, tool_choice and disable_parallel_tool_use', async (t) => {
   t.equal(choice({ type: 'none' }).tool_choice, 'none');
   t.strictSame(choice({ type: 'tool', name: 'f' }).tool_choice, { type: 'function', function: { name: 'f' } });
   t.notOk('parallel_tool_calls' in choice({ type: 'auto' }));
+  const typed = convert({ ...base, tools: [{ type: 'custom', name: 'g', input_schema: { type: 'object' } }], messages: [user('x')] });
+  t.strictSame(typed.tools, [{ type: 'function', function: { name: 'g', parameters: { type: 'object' } } }], 'a tool typed custom (as SDKs send it) is a client tool');
   t.strictSame(
     thrown(() => messagesToChatRequest({ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [user('x')] }, { stream: false })),
     { status: 400, param: 'tools[0]' },

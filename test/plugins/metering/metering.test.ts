@@ -74,7 +74,7 @@ t.test('messages body: every token class at its own price', async (t) => {
   const cost = 100 * 3000 + 50 * 15000 + 1000 * 300 + 200 * 3750;
   t.equal(await s.spent(), cost);
   t.same(ctx.usage, { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200 });
-  t.match(row, { costNano: cost, holdNano: 2000 * 3000 + 1000 * 15000, status: 'ok', httpStatus: 200, listing: 'm@messages',
+  t.match(row, { costNano: cost, holdNano: 2000 * 3750 + 1000 * 15000, status: 'ok', httpStatus: 200, listing: 'm@messages',
     usage: { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200 }, stream: false, error: null, ttfbMs: 12 });
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
 });
@@ -159,7 +159,7 @@ t.test('absurd or negative upstream numbers are clamped; the charge never exceed
     usage: { input_tokens: -50, output_tokens: 1e15, cache_read_input_tokens: 'lots', cache_creation_input_tokens: null },
   });
   t.same(ctx.usage, { input: 2000, output: 100_000_000, cacheRead: 0, cacheWrite: 0 }, 'a negative input is clamped, then estimated');
-  const holdAmount = 2000 * 3000 + 1000 * 15000;
+  const holdAmount = 2000 * 3750 + 1000 * 15000; // input at the cache-write price
   t.equal(row!.costNano, holdAmount, 'charged exactly the hold');
   t.equal(await s.spent(), holdAmount);
   const neg = await s.whole(chatOffer, { usage: { prompt_tokens: 10, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 50 } } });
@@ -195,6 +195,35 @@ t.test('nothing served: the hold is released and the failure is recorded', async
   t.equal(await s.spent(), 0);
   t.match(row, { status: 'error', httpStatus: 503, costNano: 0, listing: null, ttfbMs: null, error: /No offer/,
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } });
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('a settle that fails releases the hold, still writes the row, and is reported', async (t) => {
+  const s = await setup(t);
+  const ctx = await s.begin([messagesOffer]);
+  s.meter.onResponseBody!(ctx, { usage: { input_tokens: 10, output_tokens: 5 } }, s.up(messagesOffer));
+  s.commit(ctx, messagesOffer);
+  s.store.ledger.settle = async () => { throw new Error('disk I/O error'); };
+  await t.rejects(s.meter.onDone!(ctx, 'ok') as Promise<void>, /disk I\/O error/, 'the chain logs it');
+  t.equal(holdOf(ctx)!.ended, true, 'released instead');
+  t.equal((await s.store.ledger.balance(s.a.accountId)).held, 0);
+  t.match(await s.store.history.get(ctx.id), { status: 'ok', costNano: 0 });
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('when the release after a failed settle fails too, budget-hold releases the hold', async (t) => {
+  const s = await setup(t);
+  const ctx = await s.begin([messagesOffer]);
+  s.meter.onResponseBody!(ctx, { usage: { input_tokens: 10, output_tokens: 5 } }, s.up(messagesOffer));
+  s.commit(ctx, messagesOffer);
+  const release = s.store.ledger.release;
+  s.store.ledger.settle = async () => { throw new Error('disk I/O error'); };
+  s.store.ledger.release = async () => { throw new Error('still failing'); };
+  await t.rejects(s.meter.onDone!(ctx, 'ok') as Promise<void>, /still failing/);
+  t.equal(holdOf(ctx)!.ended, false, 'not marked ended: the ledger never ended it');
+  s.store.ledger.release = release;
+  await s.hold.onDone!(ctx, 'ok');
+  t.equal((await s.store.ledger.balance(s.a.accountId)).held, 0);
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
 });
 

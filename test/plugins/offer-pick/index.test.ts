@@ -1,7 +1,7 @@
 // offer-pick: model lookup, permissions (403 naming the list), price cap (503), cheapest-first
 // ordering, output ceilings, features, context window, output budgets, and GET /v1/models.
 import t, { type Test } from 'tap';
-import offerPick, { SUBSCRIPTION_MIN_OUTPUT } from '../../../plugins/offer-pick/index.js';
+import offerPick, { SUBSCRIPTION_MIN_OUTPUT, budgetParam, offerOutputBudget } from '../../../plugins/offer-pick/index.js';
 import { parseConfig } from '../../../lib/config.js';
 import { resolveOffers } from '../../../lib/offers.js';
 import { GatewayError } from '../../../lib/errors.js';
@@ -275,6 +275,26 @@ t.test('context window: estimated input + output budget must fit → 400', async
   t.same(pick(plugin, fits), ['s'], 'exactly the context window fits');
   const chatDefault = refusal(t, plugin, ctxFor({ model: 'acme/small', messages: [user('word '.repeat(1000))] }, { route: 'chat' }));
   t.match(chatDefault, { status: 400, code: 'context_window_exceeded', message: /max_completion_tokens/ }, 'the chat default budget counts too');
+  const counted = ctxFor({ model: 'acme/small', messages: [user('word '.repeat(3000))] }, { route: 'count_tokens' });
+  t.same(pick(plugin, counted), ['s'], 'count_tokens is not an inference request: a prompt above the window is counted');
+  t.ok(counted.estimatedInputTokens > 2000, `estimate ${counted.estimatedInputTokens} is above the window`);
+});
+
+t.test('offerOutputBudget: the budget a hold covers on one offer', async (t) => {
+  const { offersByModel } = setup([{ listing: 'a', input: 1, output: 1, max: 500 }, { listing: 'sub', input: 1, output: 1, max: 8, subscription: true }]);
+  const [a, sub] = offersByModel.get('acme/big')!;
+  t.equal(offerOutputBudget(a, 8000, false), 500, 'the default, within the offer ceiling');
+  t.equal(offerOutputBudget(a, 300, false), 300);
+  t.equal(offerOutputBudget(a, 700, true), 700, 'a client budget as given');
+  t.equal(offerOutputBudget(sub, 8000, false), SUBSCRIPTION_MIN_OUTPUT, 'a subscription offer: at least the minimum');
+  t.equal(offerOutputBudget(sub, 5, true), SUBSCRIPTION_MIN_OUTPUT);
+});
+
+t.test('budgetParam names the field that set the output budget', async (t) => {
+  t.equal(budgetParam(ctxFor(chatBody({ max_completion_tokens: 5, max_tokens: 9 }), { route: 'chat' })), 'max_completion_tokens');
+  t.equal(budgetParam(ctxFor(chatBody({ max_tokens: 9 }), { route: 'chat' })), 'max_tokens');
+  t.equal(budgetParam(ctxFor(chatBody(), { route: 'chat' })), 'max_tokens');
+  t.equal(budgetParam(ctxFor(msgBody({ max_completion_tokens: 5 }))), 'max_tokens', 'messages has only max_tokens');
 });
 
 t.test('offers lacking a used feature are skipped; none has it → 400 naming it', async (t) => {

@@ -129,7 +129,7 @@ t.test('one problem per field: no oneOf/anyOf/discriminator noise', async (t) =>
 t.test('field names that are not identifiers are quoted in paths', async (t) => {
   const validate = createBodyValidator();
   t.same(validate('chat', { model: 'm', messages: [{ role: 'user', content: 'x' }], stream_options: { 'include usage': true } }), [
-    { path: 'stream_options["include usage"]', message: 'is not a known field here (allowed: include_usage)', keyword: 'additionalProperties' },
+    { path: 'stream_options["include usage"]', message: 'is not a known field here (allowed: include_usage, include_obfuscation)', keyword: 'additionalProperties' },
   ]);
 });
 

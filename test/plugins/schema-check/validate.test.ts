@@ -42,6 +42,7 @@ const validChat: [string, Body][] = [
     modalities: ['text'],
   })],
   ['stop as a string, stream_options null', chat({ stop: 'END', stream_options: null })],
+  ['stream_options.include_obfuscation (an SDK field)', chat({ stream: true, stream_options: { include_usage: true, include_obfuscation: false } })],
   ['stop null', chat({ stop: null })],
   ['tool_choice strings', chat({ tool_choice: 'required' })],
   ['response_format text and json_object', chat({ response_format: { type: 'json_object' } })],
@@ -91,7 +92,7 @@ const invalidChat: Invalid[] = [
   { name: 'stop a number', body: chat({ stop: 5 }), param: 'stop', message: /must be a string, an array or null/ },
   { name: 'stop with a number item', body: chat({ stop: ['a', 1] }), param: 'stop[1]', message: /must be a string/ },
   { name: 'stream a string', body: chat({ stream: 'yes' }), param: 'stream', message: /must be a boolean/ },
-  { name: 'stream_options unknown member', body: chat({ stream_options: { usage: true } }), param: 'stream_options.usage', message: /not a known field here \(allowed: include_usage\)/, code: 'unknown_parameter' },
+  { name: 'stream_options unknown member', body: chat({ stream_options: { usage: true } }), param: 'stream_options.usage', message: /not a known field here \(allowed: include_usage, include_obfuscation\)/, code: 'unknown_parameter' },
   { name: 'stream_options.include_usage a string', body: chat({ stream_options: { include_usage: 'yes' } }), param: 'stream_options.include_usage', message: /boolean/ },
   { name: 'tool not a function tool', body: chat({ tools: [{ type: 'code_interpreter' }] }), param: 'tools[0].type', message: /must be "function" \(got "code_interpreter"\): only function tools are supported/ },
   { name: 'tool without a name', body: chat({ tools: [{ type: 'function', function: { name: '' } }] }), param: 'tools[0].function.name', message: /non-empty string/ },
@@ -177,6 +178,9 @@ const validMessages: [string, Body][] = [
     { role: 'system', content: [{ type: 'text', text: 'more rules' }], note: 'unknown members are accepted' },
   )],
   ['tool_use input of any type', withBlock({ type: 'tool_use', id: 'a', name: 'f', input: null }, 'assistant')],
+  ['client tools typed custom or null (as SDKs send them)', messages({
+    tools: [{ type: 'custom', name: 'f', input_schema: { type: 'object' } }, { type: null, name: 'g', input_schema: { type: 'object' } }],
+  })],
 ];
 
 const invalidMessages: Invalid[] = [
@@ -199,7 +203,8 @@ const invalidMessages: Invalid[] = [
   { name: 'metadata an array', body: messages({ metadata: [] }), param: 'metadata', message: /must be an object \(got an array\)/ },
   { name: 'tool without a name', body: messages({ tools: [{ input_schema: {} }] }), param: 'tools[0].name', message: /is required/ },
   { name: 'tool with an empty name', body: messages({ tools: [{ name: '' }] }), param: 'tools[0].name', message: /non-empty/ },
-  { name: 'tool with an unknown member', body: messages({ tools: [{ name: 'f', parameters: {} }] }), param: 'tools[0].parameters', message: /allowed: name, description, input_schema, strict, cache_control/ },
+  { name: 'tool with an unknown member', body: messages({ tools: [{ name: 'f', parameters: {} }] }), param: 'tools[0].parameters', message: /allowed: type, name, description, input_schema, strict, cache_control/ },
+  { name: 'a server tool', body: messages({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), param: 'tools[0].type', message: /"custom" or null \(got "web_search_20250305"\): only client tools/ },
   { name: 'tool input_schema not an object', body: messages({ tools: [{ name: 'f', input_schema: 'x' }] }), param: 'tools[0].input_schema', message: /must be an object/ },
   { name: 'role tool', body: messagesWith({ role: 'tool', content: 'x' }), param: 'messages[0].role', message: /"user", "assistant" or "system" \(got "tool"\)/ },
   { name: 'content missing', body: messagesWith({ role: 'user' }), param: 'messages[0].content', message: /is required/ },
