@@ -78,6 +78,31 @@ export interface DemoConfig {
   credit_usd: number;
 }
 
+export interface DashboardConfig {
+  /** Serve the account owners' web UI under /dashboard. */
+  enabled: boolean;
+  /** open: anyone may create an account on the sign-up page; closed: operators create them. */
+  signup: 'open' | 'closed';
+  session_ttl_hours: number;
+  /** Mark cookies Secure even without `X-Forwarded-Proto: https` (TLS ends in front of the gateway). */
+  secure_cookies: boolean;
+  /** Take the client address from X-Forwarded-For (login rate limits); only behind a proxy that sets it. */
+  trust_proxy: boolean;
+  /** The address people reach the dashboard at, for payment return links; default: from the request. */
+  public_url?: string;
+}
+
+export interface StripeConfig {
+  secret_key: string;
+  webhook_secret: string;
+  /** The top-up amounts offered, in USD. */
+  amounts_usd: number[];
+  /** Offer stablecoin payments (Stripe's crypto payment method) besides cards. */
+  stablecoin: boolean;
+  /** Another address for Stripe's API (stripe-mock, a test double); default: Stripe's own. */
+  api_base?: string;
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   storage: { sqlite: string; commit_interval_ms: number };
@@ -85,6 +110,9 @@ export interface GatewayConfig {
   breaker: BreakerConfig;
   plugins: string[];
   demo: DemoConfig;
+  dashboard: DashboardConfig;
+  /** Card and stablecoin top-ups; absent: payments are not enabled. */
+  stripe?: StripeConfig;
   providers: ProviderConfig[];
   models: ModelConfig[];
   offers: OfferConfig[];

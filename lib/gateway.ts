@@ -18,6 +18,7 @@ import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { ensureDemoAccount } from './store/demo.js';
 import { openApiPage } from './openapi-page.js';
+import { dashboardPages } from './dashboard/index.js';
 
 export interface GatewayOptions {
   log?: Logger;
@@ -25,8 +26,10 @@ export interface GatewayOptions {
   store?: Store;
   /** Clock for month boundaries and holds (tests). */
   clock?: () => number;
-  /** Extra GET pages (the dashboard). */
+  /** Extra pages served outside the chain. */
   pages?: PageHandler[];
+  /** Remember finished request ids so requestFinished() works (tests and tooling; off in production). */
+  trackFinished?: boolean;
 }
 
 export interface Gateway {
@@ -38,14 +41,14 @@ export interface Gateway {
   demoKey: string | null;
   /**
    * Resolves once the request with this id has fully ended (its hold settled, its history row
-   * queued): a response can reach the client before that. For tests and tooling.
+   * queued): a response can reach the client before that. Needs the trackFinished option.
    */
   requestFinished(requestId: string): Promise<void>;
   reload(next: GatewayConfig): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Ids of recently finished requests, and who waits for which. Costs nothing while nobody waits. */
+/** Ids of recently finished requests, and who waits for which (only with trackFinished). */
 class Finished {
   private readonly done = new LRUCache<string, true>({ max: 10_000 });
   private readonly waiters = new Map<string, () => void>();
@@ -89,17 +92,21 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
   const demoKey = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
-  const finished = new Finished();
+  const finished = opts.trackFinished ? new Finished() : undefined;
   const transports = new Transports(config.upstream.max_sockets_per_provider);
   const breakers = new Breakers(config.breaker);
-  const make = (cfg: GatewayConfig) =>
-    buildChain(cfg, { config: cfg, offersByModel: resolveOffers(cfg, simulator?.url), store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: (ctx) => finished.add(ctx.id) });
-  let current = { config, chain: make(config) };
+  const make = (cfg: GatewayConfig) => {
+    const offersByModel = resolveOffers(cfg, simulator?.url);
+    const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: finished && ((ctx) => finished.add(ctx.id)) });
+    return { config: cfg, offersByModel, chain };
+  };
+  let current = make(config);
+  const dashboard = dashboardPages({ store, config: () => current.config, offers: () => current.offersByModel, log });
 
   const server = new GatewayServer({
     chain: () => current.chain,
     config: () => current.config.server,
-    pages: [openApiPage, ...(opts.pages ?? [])],
+    pages: [openApiPage, dashboard, ...(opts.pages ?? [])],
     onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
   });
   const url = await server.listen(config.server.port, config.server.host);
@@ -110,14 +117,17 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     store,
     simulator,
     demoKey,
-    requestFinished: (id) => finished.wait(id),
+    requestFinished(id) {
+      if (!finished) throw new Error('requestFinished needs the trackFinished option');
+      return finished.wait(id);
+    },
     async reload(next) {
       await ensureSimulator(next);
-      const chain = make(next);
+      const made = make(next);
       breakers.reconfigure(next.breaker);
       if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
         log('warn', 'server.host/port changes need a restart; keeping the current address');
-      current = { config: next, chain };
+      current = made;
       gateway.config = next;
     },
     async close() {

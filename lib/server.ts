@@ -6,7 +6,7 @@ import type { ServerConfig, WireFormat } from './config-types.js';
 import { createContext, type Route } from './context.js';
 import { GatewayError, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
-import { sendError, sendJson, type Chain } from './chain.js';
+import { sendError, type Chain } from './chain.js';
 
 const API_ROUTES: Record<string, { method: string; route: Route }> = {
   '/v1/chat/completions': { method: 'POST', route: 'chat' },
@@ -15,8 +15,13 @@ const API_ROUTES: Record<string, { method: string; route: Route }> = {
   '/v1/models': { method: 'GET', route: 'models' },
 };
 
-/** Extra GET pages served outside the chain (OpenAPI document, later the dashboard). */
-export type PageHandler = (req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean>;
+/**
+ * Extra pages served outside the chain (OpenAPI document, the dashboard): true when handled. They
+ * see GET and HEAD only, unless `allMethods` (forms, webhooks).
+ */
+export type PageHandler = ((req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean>) & {
+  allMethods?: boolean;
+};
 
 export interface ServerDeps {
   /** The chain for new requests (changes on config reload). */
@@ -38,7 +43,7 @@ function clientFormatFor(route: Route | undefined, req: IncomingMessage, path: s
 }
 
 /** Read the body up to `limit` bytes; a larger one is refused without reading the rest. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
@@ -57,6 +62,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.once('error', reject);
   });
 }
+
+const internalError = () => new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.');
 
 const tooLarge = (limit: number) =>
   new GatewayError(413, 'request_too_large', 'request_too_large', `The request body is larger than the limit of ${limit} bytes.`);
@@ -88,7 +95,7 @@ export class GatewayServer {
       if (!socket.writable) return socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
       const reason = http.STATUS_CODES[status];
-      socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nx-request-id: ${newRequestId()}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     });
   }
 
@@ -112,8 +119,15 @@ export class GatewayServer {
     const path = q === -1 ? url : url.slice(0, q);
     const spec = API_ROUTES[path];
     if (!spec) {
-      if (req.method === 'GET' || req.method === 'HEAD') {
-        for (const page of this.deps.pages) if (await page(req, res, path)) return;
+      const read = req.method === 'GET' || req.method === 'HEAD';
+      try {
+        for (const page of this.deps.pages) if ((read || page.allMethods) && (await page(req, res, path))) return;
+      } catch (e) {
+        // A page bug must cost one request, never the process and every stream in it.
+        this.deps.onError(e, id);
+        if (!res.headersSent) sendError(res, { clientFormat: 'chat' }, internalError());
+        else res.destroy();
+        return;
       }
       req.resume();
       return sendError(res, { clientFormat: clientFormatFor(undefined, req, path) }, routeNotFound(req.method ?? 'GET', path));
@@ -150,7 +164,7 @@ export class GatewayServer {
       await this.deps.chain().handle(ctx, res);
     } catch (e) {
       this.deps.onError(e, id);
-      if (!res.headersSent) sendJson(res, 500, { error: { message: 'internal error' } });
+      if (!res.headersSent) sendError(res, ctx, internalError());
       else res.destroy();
     } finally {
       if (--this.inFlight === 0 && this.drained) this.drained();
@@ -172,6 +186,8 @@ export class GatewayServer {
       });
     }
     this.http.closeAllConnections();
+    // Cut requests still run their done hooks (partial charges, history): wait for those too.
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     await closed;
   }
 }

@@ -17,6 +17,64 @@ export interface Accounts {
   byEmail(email: string): Promise<Account | null>;
   byId(id: number): Promise<Account | null>;
   count(): Promise<number>;
+  /**
+   * The account this email and dashboard password belong to, or null (unknown email, no password
+   * set, wrong password). Costs one password hash whether or not the email exists.
+   */
+  checkPassword(email: string, password: string): Promise<Account | null>;
+}
+
+export interface DashboardSession {
+  accountId: number;
+  expiresAt: number;
+}
+
+/** Dashboard logins. A session token is a random secret handed to the browser; only its hash is kept. */
+export interface Sessions {
+  create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }>;
+  /** The live session of this token; null when unknown, ended or expired. */
+  get(token: string): Promise<DashboardSession | null>;
+  /** End it (log out); an unknown token is ignored. */
+  end(token: string): Promise<void>;
+}
+
+export type PaymentStatus = 'pending' | 'confirmed' | 'failed';
+export type PaymentMethod = 'card' | 'stablecoin';
+
+export interface Payment {
+  id: number;
+  accountId: number;
+  /** The payment provider's id for it (a Stripe Checkout Session id): one payment, one row. */
+  providerRef: string;
+  amountNano: number;
+  method: PaymentMethod;
+  status: PaymentStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewPayment {
+  accountId: number;
+  providerRef: string;
+  amountNano: number;
+  method: PaymentMethod;
+}
+
+/** Top-ups through a payment provider. Only a confirmed payment credits the balance. */
+export interface Payments {
+  /** Record a payment begun with the provider, as pending. StoreError 'conflict' when the reference exists. */
+  create(input: NewPayment): Promise<Payment>;
+  byRef(providerRef: string): Promise<Payment | null>;
+  /** Newest first. */
+  list(accountId: number, opts?: { limit?: number }): Promise<Payment[]>;
+  /**
+   * Mark the payment confirmed and credit its amount (a 'topup' entry) in one durable transaction;
+   * `credited` is false when it was confirmed before, so any number of confirmations, in any order
+   * or at once, credit it exactly once. null when the reference is unknown.
+   */
+  confirm(providerRef: string): Promise<{ payment: Payment; credited: boolean } | null>;
+  /** Mark a pending payment failed (a confirmed one stays confirmed); null when unknown. */
+  fail(providerRef: string): Promise<Payment | null>;
 }
 
 export interface ApiKeyRecord {
@@ -162,12 +220,34 @@ export interface HistoryRow {
   error: string | null;
 }
 
+export interface HistoryQuery {
+  limit?: number;
+  model?: string;
+  status?: HistoryStatus;
+  /** Arrival at or after this time. */
+  from?: number;
+  /** Arrival before this time. */
+  to?: number;
+  /** Paging: rows that come after this one in the list (older, or as old with a smaller id). */
+  after?: { time: number; requestId: string };
+}
+
+/** One UTC day of an account's requests. */
+export interface DailyUsage {
+  /** The day's start (UTC midnight). */
+  day: number;
+  requests: number;
+  costNano: number;
+}
+
 export interface History {
   /** Queued; durable with the next batch. */
   record(row: HistoryRow): void;
   get(requestId: string): Promise<HistoryRow | null>;
-  /** Newest first. */
-  list(accountId: number, opts?: { limit?: number }): Promise<HistoryRow[]>;
+  /** Newest first (by arrival time, then request id). */
+  list(accountId: number, opts?: HistoryQuery): Promise<HistoryRow[]>;
+  /** Requests and their cost per UTC day, for arrivals in [from, to); days without requests are left out. */
+  daily(accountId: number, from: number, to: number): Promise<DailyUsage[]>;
 }
 
 export interface Store {
@@ -176,6 +256,8 @@ export interface Store {
   readonly routing: Routing;
   readonly ledger: Ledger;
   readonly history: History;
+  readonly sessions: Sessions;
+  readonly payments: Payments;
   /** Where the data lives (file path for SQLite), for messages and test helpers. */
   readonly location: string;
   /**

@@ -1,7 +1,8 @@
 // Accounts: an email (unique, case-insensitive) and an optional dashboard password hash.
 import type { Account, Accounts } from '../types.js';
 import { StoreError } from '../types.js';
-import { hashPassword } from '../password.js';
+import { randomBytes } from 'node:crypto';
+import { hashPassword, verifyPassword } from '../password.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
 import type { Db } from './open.js';
@@ -14,6 +15,9 @@ interface AccountRow {
   password_hash: string | null;
   created_at: number;
 }
+
+/** Compared against when the email is unknown, so that such a login takes as long as a real one. */
+let standIn: Promise<string> | undefined;
 
 const toAccount = (r: AccountRow): Account =>
   ({ id: r.id, email: r.email, createdAt: r.created_at, hasPassword: r.password_hash !== null });
@@ -59,5 +63,12 @@ export class SqliteAccounts implements Accounts {
 
   async count(): Promise<number> {
     return this.stmt.count.get() as number;
+  }
+
+  async checkPassword(email: string, password: string): Promise<Account | null> {
+    const r = this.stmt.byEmail.get(email.trim()) as AccountRow | undefined;
+    const stored = r?.password_hash ?? (await (standIn ??= hashPassword(randomBytes(16).toString('hex'))));
+    const ok = await verifyPassword(password, stored);
+    return ok && r?.password_hash ? toAccount(r) : null;
   }
 }

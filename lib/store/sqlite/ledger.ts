@@ -1,12 +1,13 @@
 // The credit ledger. Balances, open holds and each key's month-to-date spend live in memory and
 // are authoritative for admission: reserve() checks and counts a hold in one synchronous step, so
 // concurrent requests in this process can never overspend. Holds and charges reach the database
-// with the next batch; credits (grants) are written at once with an fsync. Rows other processes
+// with the next batch; credits (grants, top-ups) are written at once with an fsync. Rows other processes
 // add to the journal are read in whenever SQLite reports a foreign commit.
 import type {
   BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult,
 } from '../types.js';
 import { StoreError } from '../types.js';
+import { processRuns } from '../process.js';
 import type { BatchPart, WriteBatcher } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
@@ -52,6 +53,15 @@ interface JournalRow {
   created_at: number;
 }
 
+/** A credit entry to post: an operator grant, or the top-up of a confirmed payment. */
+export interface CreditDraft {
+  accountId: number;
+  amountNano: number;
+  kind: 'grant' | 'topup';
+  note: string | null;
+  paymentId: number | null;
+}
+
 /** Identifies this process on the hold rows it owns (see releaseAbandonedHolds). */
 export interface HoldOwner {
   pid: number;
@@ -86,6 +96,8 @@ export class SqliteLedger implements Ledger, BatchPart {
       endHold: db.prepare(`UPDATE holds SET status = ?, charged = ?, ended_at = ? WHERE id = ? AND status = 'open'`),
       insertEntry: db.prepare(`INSERT INTO journal (account_id, key_id, kind, amount, hold_id, note, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      insertCredit: db.prepare(`INSERT INTO journal (account_id, kind, amount, payment_id, note, created_at)
+        VALUES (?, ?, ?, ?, ?, ?)`),
       addBalance: db.prepare(`INSERT INTO balances (account_id, balance) VALUES (?, ?)
         ON CONFLICT (account_id) DO UPDATE SET balance = balance + excluded.balance`),
       addSpend: db.prepare(`INSERT INTO key_spend (key_id, month, spent) VALUES (?, ?, ?)
@@ -226,18 +238,33 @@ export class SqliteLedger implements Ledger, BatchPart {
     if (!Number.isSafeInteger(amountNano) || amountNano <= 0) {
       throw new StoreError('invalid', 'a grant must be a positive amount');
     }
-    const now = this.months.now();
-    const id = durableTransaction(this.db, () => {
+    return this.postCredit(() => {
       if (!this.stmt.accountExists.get(accountId)) throw new StoreError('not_found', `no account ${accountId}`);
+      return { accountId, amountNano, kind: 'grant', note: note ?? null, paymentId: null };
+    })!;
+  }
+
+  /**
+   * Post a credit with an fsync, then count it in memory. `prepare` runs inside the write
+   * transaction, after other processes' entries were read in: it checks and writes what belongs
+   * with the credit (a payment's status) and returns the entry to add, or null to add none.
+   */
+  postCredit(prepare: () => CreditDraft | null): LedgerEntry | null {
+    const now = this.months.now();
+    const posted = durableTransaction(this.db, () => {
       this.changes.check();
-      const r = this.stmt.insertEntry.run(accountId, null, 'grant', amountNano, null, note ?? null, now);
-      this.stmt.addBalance.run(accountId, amountNano);
-      return Number(r.lastInsertRowid);
+      const c = prepare();
+      if (!c) return null;
+      const r = this.stmt.insertCredit.run(c.accountId, c.kind, c.amountNano, c.paymentId, c.note, now);
+      this.stmt.addBalance.run(c.accountId, c.amountNano);
+      return { c, id: Number(r.lastInsertRowid) };
     });
+    if (!posted) return null;
+    const { c, id } = posted;
     this.lastJournalId = id;
-    this.account(accountId).balance += amountNano;
+    this.account(c.accountId).balance += c.amountNano;
     this.changes.bump();
-    return { id, accountId, keyId: null, kind: 'grant', amountNano, holdId: null, note: note ?? null, createdAt: now };
+    return { id, accountId: c.accountId, keyId: null, kind: c.kind, amountNano: c.amountNano, holdId: null, note: c.note, createdAt: now };
   }
 
   async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
@@ -306,13 +333,4 @@ export function releaseAbandonedHolds(db: Db, now: number, liveTokens: ReadonlyS
     if (o.owner_pid === process.pid || !processRuns(o.owner_pid)) n += release.run(now, o.owner_token).changes;
   }
   return n;
-}
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

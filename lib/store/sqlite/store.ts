@@ -9,7 +9,9 @@ import { SqliteApiKeys } from './keys.js';
 import { SqliteLedger, releaseAbandonedHolds } from './ledger.js';
 import { MonthClock } from './month.js';
 import { openDatabase } from './open.js';
+import { SqlitePayments } from './payments.js';
 import { SqliteRouting } from './routing.js';
+import { SqliteSessions } from './sessions.js';
 
 /** Owner tokens of the stores open in this process: their holds are never "abandoned". */
 const liveTokens = new Set<string>();
@@ -38,6 +40,8 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     routing: new SqliteRouting(db, changes),
     ledger,
     history: new SqliteHistory(db, batcher),
+    sessions: new SqliteSessions(db, months),
+    payments: new SqlitePayments(db, ledger, months),
     location: db.name,
     async sync() {
       return changes.check();

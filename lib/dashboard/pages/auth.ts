@@ -1,0 +1,124 @@
+// Sign up, log in, log out.
+import { StoreError } from '../../store/types.js';
+import type { PageContext } from '../context.js';
+import { clientAddress, redirect, sendHtml } from '../http.js';
+import { html } from '../html.js';
+import { authPage, csrfField, type Notice } from '../layout.js';
+import { action, publicAction, publicPage, safeNext, type Route } from '../router.js';
+import { endSession, startSession } from '../session.js';
+
+const MIN_PASSWORD = 8;
+const MAX_PASSWORD = 1024;
+const HOUR_MS = 3_600_000;
+
+const NOTICES: Record<string, Notice> = {
+  'logged-out': { kind: 'info', text: 'You have logged out.' },
+  'signed-out': { kind: 'info', text: 'Please log in to continue.' },
+};
+
+function loginForm(ctx: PageContext, status: number, opts: { email?: string; notice?: Notice } = {}): void {
+  const next = safeNext(ctx.url.searchParams.get('next') ?? ctx.form.get('next'));
+  const open = ctx.config.dashboard.signup === 'open';
+  sendHtml(ctx.res, status, authPage({
+    title: 'Log in',
+    notice: opts.notice ?? NOTICES[ctx.url.searchParams.get('notice') ?? ''],
+    body: html`<form method="post" action="/dashboard/login" class="stack">
+      ${csrfField(ctx)}
+      <input type="hidden" name="next" value="${next}">
+      <label>Email <input type="email" name="email" value="${opts.email ?? ''}" autocomplete="username" required autofocus></label>
+      <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+      <button type="submit" class="button primary wide">Log in</button>
+    </form>
+    <p class="muted center">${open ? html`New here? <a href="/dashboard/signup">Create an account</a>` : 'Accounts are created by the operator of this gateway.'}</p>`,
+  }));
+}
+
+function signupForm(ctx: PageContext, status: number, opts: { email?: string; notice?: Notice } = {}): void {
+  if (ctx.config.dashboard.signup !== 'open') {
+    sendHtml(ctx.res, 403, authPage({
+      title: 'Sign-up is closed',
+      body: html`<p>New accounts on this gateway are created by its operator. Ask them for an account, then <a href="/dashboard/login">log in</a>.</p>`,
+    }));
+    return;
+  }
+  sendHtml(ctx.res, status, authPage({
+    title: 'Create your account',
+    notice: opts.notice,
+    body: html`<form method="post" action="/dashboard/signup" class="stack">
+      ${csrfField(ctx)}
+      <label>Email <input type="email" name="email" value="${opts.email ?? ''}" autocomplete="username" required autofocus></label>
+      <label>Password <input type="password" name="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" maxlength="${MAX_PASSWORD}" required>
+        <span class="hint">At least ${MIN_PASSWORD} characters.</span></label>
+      <button type="submit" class="button primary wide">Create account</button>
+    </form>
+    <p class="muted center">Already have an account? <a href="/dashboard/login">Log in</a></p>`,
+  }));
+}
+
+/** Refuse while the address or email is locked out; true when refused. */
+function lockedOut(ctx: PageContext, names: { address: string; email?: string }, again: (n: Notice) => void): boolean {
+  const wait = Math.max(ctx.limiters.address.retryAfter(names.address), names.email ? ctx.limiters.email.retryAfter(names.email) : 0);
+  if (wait === 0) return false;
+  const minutes = Math.ceil(wait / 60_000);
+  ctx.res.setHeader('retry-after', Math.ceil(wait / 1000));
+  again({ kind: 'error', text: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
+  return true;
+}
+
+export const authRoutes: Route[] = [
+  publicPage('/dashboard/login', async (ctx) => {
+    if (ctx.visitor.account) return redirect(ctx.res, '/dashboard');
+    loginForm(ctx, 200);
+  }),
+
+  publicAction('/dashboard/login', async (ctx) => {
+    const email = (ctx.form.get('email') ?? '').trim();
+    const password = ctx.form.get('password') ?? '';
+    const address = clientAddress(ctx.req, ctx.config.dashboard.trust_proxy);
+    const emailKey = email.toLowerCase();
+    if (lockedOut(ctx, { address, email: emailKey }, (n) => loginForm(ctx, 429, { email, notice: n }))) return;
+    const account = email && password.length <= MAX_PASSWORD ? await ctx.deps.store.accounts.checkPassword(email, password) : null;
+    if (!account) {
+      ctx.limiters.address.fail(address);
+      ctx.limiters.email.fail(emailKey);
+      return loginForm(ctx, 401, { email, notice: { kind: 'error', text: 'Wrong email or password.' } });
+    }
+    ctx.limiters.email.reset(emailKey);
+    await startSession(ctx.res, ctx.deps.store, account.id, ctx.config.dashboard.session_ttl_hours * HOUR_MS, ctx.secure);
+    redirect(ctx.res, safeNext(ctx.form.get('next')));
+  }),
+
+  publicPage('/dashboard/signup', async (ctx) => {
+    if (ctx.visitor.account) return redirect(ctx.res, '/dashboard');
+    signupForm(ctx, 200);
+  }),
+
+  publicAction('/dashboard/signup', async (ctx) => {
+    if (ctx.config.dashboard.signup !== 'open') return signupForm(ctx, 403);
+    const email = (ctx.form.get('email') ?? '').trim();
+    const password = ctx.form.get('password') ?? '';
+    const address = clientAddress(ctx.req, ctx.config.dashboard.trust_proxy);
+    const again = (text: string, status = 400) => signupForm(ctx, status, { email, notice: { kind: 'error', text } });
+    if (lockedOut(ctx, { address }, (n) => signupForm(ctx, 429, { email, notice: n }))) return;
+    if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
+      return again(`Choose a password of at least ${MIN_PASSWORD} characters.`);
+    }
+    // Each sign-up counts against the address: account creation (and its password hashing) is not free.
+    ctx.limiters.address.fail(address);
+    let accountId: number;
+    try {
+      accountId = (await ctx.deps.store.accounts.create({ email, password })).id;
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'conflict') return again('An account with this email exists already. Log in instead.', 409);
+      if (err instanceof StoreError && err.code === 'invalid') return again('Enter a valid email address.');
+      throw err;
+    }
+    await startSession(ctx.res, ctx.deps.store, accountId, ctx.config.dashboard.session_ttl_hours * HOUR_MS, ctx.secure);
+    redirect(ctx.res, '/dashboard?notice=welcome');
+  }),
+
+  action('/dashboard/logout', async (ctx) => {
+    await endSession(ctx.res, ctx.deps.store, ctx.visitor, ctx.secure);
+    redirect(ctx.res, '/dashboard/login?notice=logged-out');
+  }),
+];

@@ -1,0 +1,39 @@
+// Dashboard sessions: the browser holds a random token, the table its sha256 (a leaked database
+// file does not log anyone in).
+import { createHash, randomBytes } from 'node:crypto';
+import type { DashboardSession, Sessions } from '../types.js';
+import type { MonthClock } from './month.js';
+import type { Db } from './open.js';
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest();
+
+export class SqliteSessions implements Sessions {
+  private readonly stmt;
+
+  constructor(db: Db, private readonly months: MonthClock) {
+    this.stmt = {
+      insert: db.prepare('INSERT INTO dashboard_sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)'),
+      get: db.prepare('SELECT account_id, expires_at FROM dashboard_sessions WHERE token_hash = ? AND expires_at > ?'),
+      end: db.prepare('DELETE FROM dashboard_sessions WHERE token_hash = ?'),
+      expire: db.prepare('DELETE FROM dashboard_sessions WHERE expires_at <= ?'),
+    };
+  }
+
+  async create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }> {
+    const now = this.months.now();
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = now + ttlMs;
+    this.stmt.expire.run(now);
+    this.stmt.insert.run(hashToken(token), accountId, now, expiresAt);
+    return { token, expiresAt };
+  }
+
+  async get(token: string): Promise<DashboardSession | null> {
+    const r = this.stmt.get.get(hashToken(token), this.months.now()) as { account_id: number; expires_at: number } | undefined;
+    return r ? { accountId: r.account_id, expiresAt: r.expires_at } : null;
+  }
+
+  async end(token: string): Promise<void> {
+    this.stmt.end.run(hashToken(token));
+  }
+}

@@ -1,0 +1,146 @@
+// The store methods the dashboard added: password checks, sessions, payments credited exactly once,
+// history filters and paging, per-day aggregates.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import type { HistoryRow } from '../../lib/store/types.js';
+import { checkInvariants } from '../helpers/invariants.js';
+import { seedAccount, tempStore } from '../lib/store/fixtures/store.js';
+
+const USD = 1_000_000_000;
+const DAY = 86_400_000;
+
+t.test('checkPassword: the right password only, and never for accounts without one', async (t) => {
+  const { store } = tempStore(t);
+  const a = await store.accounts.create({ email: 'Owner@Example.com', password: 'open sesame 1' });
+  t.equal((await store.accounts.checkPassword('owner@example.com', 'open sesame 1'))?.id, a.id);
+  t.equal((await store.accounts.checkPassword('OWNER@example.com ', 'open sesame 1'))?.id, a.id, 'email case and spaces do not matter');
+  t.equal(await store.accounts.checkPassword('owner@example.com', 'open sesame 2'), null, 'wrong password');
+  t.equal(await store.accounts.checkPassword('nobody@example.com', 'open sesame 1'), null, 'unknown email');
+  await store.accounts.create({ email: 'cli@example.com' });
+  t.equal(await store.accounts.checkPassword('cli@example.com', ''), null, 'an account made without a password cannot log in');
+});
+
+t.test('sessions: a token works until it ends or expires; only its hash is stored', async (t) => {
+  let now = Date.UTC(2026, 0, 10);
+  const { store, dbPath } = tempStore(t, { clock: () => now });
+  const a = await store.accounts.create({ email: 's@example.com', password: 'password-1' });
+  const s1 = await store.sessions.create(a.id, 60_000);
+  const s2 = await store.sessions.create(a.id, 60_000);
+  t.not(s1.token, s2.token);
+  t.match(s1.token, /^[A-Za-z0-9_-]{43}$/, '256 random bits');
+  t.same(await store.sessions.get(s1.token), { accountId: a.id, expiresAt: now + 60_000 });
+  t.equal(await store.sessions.get(s1.token + 'x'), null);
+  await store.sessions.end(s1.token);
+  t.equal(await store.sessions.get(s1.token), null, 'ended');
+  t.ok(await store.sessions.get(s2.token), 'the other session lives on');
+  now += 60_000;
+  t.equal(await store.sessions.get(s2.token), null, 'expired');
+  const db = new Database(dbPath, { readonly: true });
+  t.teardown(() => db.close());
+  const raw = db.prepare('SELECT * FROM dashboard_sessions').all() as { token_hash: Buffer }[];
+  t.ok(raw.every((r) => !r.token_hash.toString('latin1').includes(s2.token)), 'the token itself is not in the file');
+});
+
+t.test('payments: pending until confirmed, credited exactly once, failures never undo a confirmation', async (t) => {
+  const { store } = tempStore(t);
+  const a = await seedAccount(store, 0);
+  const p = await store.payments.create({ accountId: a.accountId, providerRef: 'cs_1', amountNano: 25 * USD, method: 'card' });
+  t.equal(p.status, 'pending');
+  await t.rejects(store.payments.create({ accountId: a.accountId, providerRef: 'cs_1', amountNano: 25 * USD, method: 'card' }), { code: 'conflict' });
+  t.equal((await store.ledger.balance(a.accountId)).balance, 0, 'nothing credited while pending');
+
+  const first = await store.payments.confirm('cs_1');
+  t.equal(first?.credited, true);
+  t.equal(first?.payment.status, 'confirmed');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 25 * USD, 'the running ledger sees the credit at once');
+  t.equal((await store.payments.confirm('cs_1'))?.credited, false, 'a second confirmation credits nothing');
+  t.equal((await store.payments.fail('cs_1'))?.status, 'confirmed', 'a late failure does not undo it');
+  t.equal(await store.payments.confirm('cs_unknown'), null);
+  t.equal(await store.payments.fail('cs_unknown'), null);
+
+  await store.payments.create({ accountId: a.accountId, providerRef: 'cs_2', amountNano: 10 * USD, method: 'stablecoin' });
+  t.equal((await store.payments.fail('cs_2'))?.status, 'failed');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 25 * USD, 'a failed payment credits nothing');
+
+  await store.payments.create({ accountId: a.accountId, providerRef: 'cs_3', amountNano: 5 * USD, method: 'card' });
+  const all = await Promise.all(Array.from({ length: 20 }, () => store.payments.confirm('cs_3')));
+  t.equal(all.filter((r) => r?.credited).length, 1, '20 confirmations at once: one credit');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 30 * USD);
+
+  t.same((await store.payments.list(a.accountId)).map((x) => [x.providerRef, x.status, x.method]),
+    [['cs_3', 'confirmed', 'card'], ['cs_2', 'failed', 'stablecoin'], ['cs_1', 'confirmed', 'card']], 'newest first');
+  const entries = await store.ledger.entries(a.accountId);
+  t.same(entries.map((e) => [e.kind, e.amountNano]), [['topup', 5 * USD], ['topup', 25 * USD]]);
+  t.same(await checkInvariants(store), []);
+});
+
+t.test('a payment confirmed by another process reaches this process\'s balance, still once', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 1 * USD);
+  await store.payments.create({ accountId: a.accountId, providerRef: 'cs_other', amountNano: 7 * USD, method: 'card' });
+  const child = `
+    import { openStore } from ${JSON.stringify(new URL('../../lib/store/index.ts', import.meta.url).pathname)};
+    const s = openStore({ storage: { sqlite: ${JSON.stringify(dbPath)}, commit_interval_ms: 2 } });
+    const r = await s.payments.confirm('cs_other');
+    const again = await s.payments.confirm('cs_other');
+    console.log(JSON.stringify([r.credited, again.credited]));
+    await s.close();`;
+  const run = spawnSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', child], { encoding: 'utf8' });
+  t.equal(run.status, 0, run.stderr);
+  t.same(JSON.parse(run.stdout.trim().split('\n').at(-1)!), [true, false]);
+  await store.sync();
+  t.equal((await store.ledger.balance(a.accountId)).balance, 8 * USD, 'picked up on the next sync');
+  t.equal((await store.payments.confirm('cs_other'))?.credited, false, 'and not credited again here');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 8 * USD);
+  t.same(await checkInvariants(store), []);
+});
+
+function row(accountId: number, keyId: number, time: number, requestId: string, over: Partial<HistoryRow> = {}): HistoryRow {
+  return {
+    requestId, time, accountId, keyId, route: 'chat', model: 'test/gpt', listing: 'test/gpt@sim-chat', attempts: [],
+    status: 'ok', httpStatus: 200, stream: false, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+    holdNano: 100, costNano: 40, latencyMs: 12, ttfbMs: 5, error: null, ...over,
+  };
+}
+
+t.test('history: filters by model, status and time, pages with a cursor, written and queued rows alike', async (t) => {
+  const { store } = tempStore(t);
+  const a = await seedAccount(store, 0);
+  const b = await seedAccount(store, 0);
+  const t0 = Date.UTC(2026, 2, 1);
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const id = `req_${String(i).padStart(26, '0')}`;
+    ids.push(id);
+    store.history.record(row(a.accountId, a.keyId, t0 + Math.floor(i / 2) * DAY, id, {
+      model: i % 3 === 0 ? 'test/claude' : 'test/gpt', status: i % 4 === 0 ? 'error' : 'ok', costNano: i + 1,
+    }));
+    if (i === 7) await store.flush(); // some rows in the file, the rest still queued
+  }
+  store.history.record(row(b.accountId, b.keyId, t0, 'req_B'));
+  const list = (q = {}) => store.history.list(a.accountId, { limit: 100, ...q }).then((rows) => rows.map((r) => r.requestId));
+
+  t.same(await list(), [...ids].reverse(), 'newest first; ties broken by the larger id; no rows of other accounts');
+  t.same(await list({ model: 'test/claude' }), ids.filter((_, i) => i % 3 === 0).reverse());
+  t.same(await list({ status: 'error' }), ids.filter((_, i) => i % 4 === 0).reverse());
+  t.same(await list({ from: t0 + 2 * DAY, to: t0 + 4 * DAY }), ids.slice(4, 8).reverse(), 'from inclusive, to exclusive');
+  t.same(await list({ model: 'test/gpt', status: 'ok', from: t0 + DAY }), ids.filter((_, i) => i >= 2 && i % 3 !== 0 && i % 4 !== 0).reverse());
+
+  const pages: string[][] = [];
+  let after: { time: number; requestId: string } | undefined;
+  for (;;) {
+    const page = await store.history.list(a.accountId, { limit: 5, after });
+    if (page.length === 0) break;
+    pages.push(page.map((r) => r.requestId));
+    after = { time: page.at(-1)!.time, requestId: page.at(-1)!.requestId };
+  }
+  t.same(pages.flat(), [...ids].reverse(), 'paging visits every row once, in order');
+  t.equal(pages.length, 3);
+
+  const days = await store.history.daily(a.accountId, t0, t0 + 30 * DAY);
+  t.same(days, Array.from({ length: 6 }, (_, d) => ({ day: t0 + d * DAY, requests: 2, costNano: 2 * d + 1 + 2 * d + 2 })), 'two requests a day, their cost summed');
+  await store.flush();
+  t.same(await store.history.daily(a.accountId, t0, t0 + 30 * DAY), days, 'the same once everything is written');
+  t.same(await store.history.daily(a.accountId, t0 + DAY, t0 + 2 * DAY), [days[1]], 'only days in range');
+});
