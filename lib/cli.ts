@@ -64,11 +64,12 @@ function usage(): string {
 async function serve(config: GatewayConfig): Promise<void> {
   const gw = await startGateway(config);
   stderrLogger('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url });
-  if (gw.demoKey) {
+  if (gw.demo) {
     process.stdout.write(
       `\nDemo account ${config.demo.email} created with $${config.demo.credit_usd} of credit.\n` +
-        `Its API key (shown once, keep it):\n\n  ${gw.demoKey}\n\n` +
-        `Try: curl ${gw.url}/v1/chat/completions -H "Authorization: Bearer ${gw.demoKey}" -H "content-type: application/json" \\\n` +
+        `Its API key (shown once, keep it):\n\n  ${gw.demo.key}\n\n` +
+        `Dashboard: ${gw.url}/dashboard  (log in as ${config.demo.email} with password ${gw.demo.password})\n\n` +
+        `Try: curl ${gw.url}/v1/chat/completions -H "Authorization: Bearer ${gw.demo.key}" -H "content-type: application/json" \\\n` +
         `       -d '{"model":"${config.models[0]?.id}","messages":[{"role":"user","content":"Hello"}]}'\n\n`,
     );
   }

@@ -16,7 +16,7 @@ import { pluginFactories } from '../plugins/index.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
-import { ensureDemoAccount } from './store/demo.js';
+import { ensureDemoAccount, type DemoAccount } from './store/demo.js';
 import { openApiPage } from './openapi-page.js';
 import { dashboardPages } from './dashboard/index.js';
 
@@ -37,8 +37,8 @@ export interface Gateway {
   config: GatewayConfig;
   store: Store;
   simulator?: Simulator;
-  /** The demo API key printed on first run, if one was made. */
-  demoKey: string | null;
+  /** The demo account's key and dashboard password, made on first run (printed once). */
+  demo: DemoAccount | null;
   /**
    * Resolves once the request with this id has fully ended (its hold settled, its history row
    * queued): a response can reach the client before that. Needs the trackFinished option.
@@ -90,7 +90,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     mkdirSync(dirname(file), { recursive: true });
     store = openStore(config, { clock: opts.clock });
   }
-  const demoKey = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
+  const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
   const finished = opts.trackFinished ? new Finished() : undefined;
   const transports = new Transports(config.upstream.max_sockets_per_provider);
@@ -116,7 +116,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     config,
     store,
     simulator,
-    demoKey,
+    demo,
     requestFinished(id) {
       if (!finished) throw new Error('requestFinished needs the trackFinished option');
       return finished.wait(id);

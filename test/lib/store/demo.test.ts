@@ -7,8 +7,10 @@ const demo = { enabled: true, email: 'demo@example.com', credit_usd: 2.5 };
 
 t.test('an empty database gets a demo account with credit and a key, once', async (t) => {
   const { store } = tempStore(t);
-  const key = await ensureDemoAccount(store, demo);
+  const made = await ensureDemoAccount(store, demo);
+  const key = made?.key;
   t.match(key, /^sk-service-[A-Za-z0-9]{40}$/);
+  t.ok(await store.accounts.checkPassword('demo@example.com', made!.password), 'the printed password logs in to the dashboard');
   const account = (await store.accounts.byEmail('demo@example.com'))!;
   t.equal((await store.ledger.balance(account.id)).balance, 2_500_000_000);
   const [cred] = await store.keys.findByPrefix(keyPrefix(key!));
