@@ -28,7 +28,7 @@ export class Breakers {
     return true;
   }
 
-  /** Is it usable without claiming anything (for listings and offer filtering)? */
+  /** Is the listing cooling down or running its trial request? (Reads without claiming the trial slot.) */
   isOpen(listing: string): boolean {
     const s = this.states.get(listing);
     return !!s && s.failures >= this.cfg.failure_threshold && (this.now() < s.openUntil || s.trialInFlight);

@@ -193,14 +193,16 @@ function mutate(body: unknown, steps: Generated<typeof mutation>[]): unknown {
     if (path.length === 0) continue;
     const parent = path.slice(0, -1).reduce((node, key) => node[key], root);
     const last = path[path.length - 1];
-    if (step.kind === 'replace') parent[last] = step.value;
+    // Copies: fast-check may hand the same value to several steps, and a step may land inside a value
+    // an earlier step inserted, which would make the body cyclic (not JSON at all).
+    if (step.kind === 'replace') parent[last] = structuredClone(step.value);
     else if (step.kind === 'delete') {
       if (Array.isArray(parent)) parent.splice(last as number, 1);
       else delete parent[last];
     } else {
       const target = parent[last];
       if (target !== null && typeof target === 'object' && !Array.isArray(target)) {
-        Object.defineProperty(target, step.key, { value: step.value, enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(target, step.key, { value: structuredClone(step.value), enumerable: true, writable: true, configurable: true });
       }
     }
   }
