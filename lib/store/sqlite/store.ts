@@ -9,6 +9,7 @@ import { SqliteApiKeys } from './keys.js';
 import { SqliteLedger, releaseAbandonedHolds } from './ledger.js';
 import { MonthClock } from './month.js';
 import { openDatabase } from './open.js';
+import { Checkpointer } from './checkpointer.js';
 import { SqlitePayments } from './payments.js';
 import { SqliteRouting } from './routing.js';
 import { SqliteSessions } from './sessions.js';
@@ -20,7 +21,11 @@ export interface SqliteStoreOptions {
   path: string;
   commitIntervalMs: number;
   clock: () => number;
+  backgroundCheckpoints: boolean;
 }
+
+/** How often the background checkpointer folds the WAL into the database file. */
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 export function openSqliteStore(opts: SqliteStoreOptions): Store {
   const db = openDatabase(opts.path);
@@ -29,6 +34,10 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   db.transaction(() => releaseAbandonedHolds(db, months.now(), liveTokens)).immediate();
   liveTokens.add(owner.token);
 
+  const checkpointer =
+    opts.backgroundCheckpoints && db.name !== ':memory:'
+      ? new Checkpointer(db, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`WAL checkpoint failed: ${message}`))
+      : undefined;
   const batcher = new WriteBatcher(db, opts.commitIntervalMs);
   const changes = new ChangeWatcher(db);
   const ledger = new SqliteLedger(db, batcher, changes, months, owner);
@@ -54,6 +63,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
         ledger.releaseAll();
         try {
           batcher.close();
+          await checkpointer?.close();
         } finally {
           liveTokens.delete(owner.token);
           db.close();

@@ -1,9 +1,11 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
 import { migrationsDir } from '../../../lib/store/sqlite/open.js';
+import { openSqliteStore } from '../../../lib/store/sqlite/store.js';
 import { storeConfig, tempDir } from './fixtures/store.js';
 
 t.test('migrations apply once, in order, from the package folder', async (t) => {
@@ -45,4 +47,23 @@ t.test('the journal refuses entries that break the money rules', async (t) => {
     /UNIQUE/, 'a second credit for one payment');
   t.throws(() => db.prepare(`INSERT INTO payments (account_id, provider_ref, amount, status, created_at, updated_at) VALUES (1, 'pi_1', 5, 'pending', 0, 0)`).run(),
     /UNIQUE/, 'one row per provider payment');
+});
+
+t.test('background checkpoints: the serving connection never checkpoints itself; a worker does', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-ckpt-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'gw.db');
+  const store = openSqliteStore({ path: file, commitIntervalMs: 1, clock: Date.now, backgroundCheckpoints: true });
+  const account = await store.accounts.create({ email: 'ckpt@example.com' });
+  for (let i = 0; i < 50; i++) await store.ledger.grant(account.id, 1_000_000, `g${i}`);
+  // Until a checkpoint, every page (migrations included) sits in the WAL and the database file stays
+  // tiny: 50 small commits are far below SQLite's own 1000-page trigger, so only the worker grows it.
+  const before = statSync(file).size;
+  let after = before;
+  for (let i = 0; i < 40 && after <= before; i++) {
+    await new Promise((r) => setTimeout(r, 100)); // waiting for a 1 s timer in another thread
+    after = statSync(file).size;
+  }
+  t.ok(after > before, `the worker checkpointed the WAL into the file (${before} → ${after} bytes)`);
+  await store.close();
 });
