@@ -269,3 +269,11 @@ t.test('the plugin order is checked: each step needs what the one before it sets
   t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'offer-pick', 'budget-hold', 'metering', 'format-transform']), 'g.yaml'), /metering must come after format-transform/);
   t.ok(parseConfig(withPlugins(['schema-check', 'offer-pick', 'format-transform']), 'g.yaml'), 'billing off is fine');
 });
+
+t.test('config/production.example.yaml is valid once its secrets are in the environment', async (t) => {
+  const env = { ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'b', STRIPE_SECRET_KEY: 'c', STRIPE_WEBHOOK_SECRET: 'd' };
+  const cfg = loadConfig(join(packageRoot(), 'config/production.example.yaml'), env);
+  t.equal(cfg.demo.enabled, false, 'no demo account in production');
+  t.equal(cfg.providers[0].api_key, 'a');
+  t.throws(() => loadConfig(join(packageRoot(), 'config/production.example.yaml'), {}), /ANTHROPIC_API_KEY is not set/);
+});
