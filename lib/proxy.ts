@@ -112,6 +112,9 @@ export class HttpProxyTransport implements Transport {
 
   send(out: OutgoingRequest, clientRes: ServerResponse): UpstreamCall {
     const a = new AttemptRequest(out.path, out.headers, clientRes.socket as net.Socket);
+    // http-proxy-3 leaves one 'close' listener on the client response per attempt: allow for
+    // failover across many offers without Node's leak warning.
+    clientRes.setMaxListeners(clientRes.getMaxListeners() + 1);
     const body = out.body;
     const buffer = new Readable({
       read() {
