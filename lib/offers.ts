@@ -2,12 +2,14 @@
 // ceilings, provider URLs. Built once per config load.
 import type { GatewayConfig, PriceConfig } from './config-types.js';
 import type { Offer, Provider, UnitPrices } from './context.js';
+import { parseUsdPerMillion } from './store/money.js';
 
-/** USD per million tokens (≤ 3 decimals) → nano-USD per token, exactly. */
+/**
+ * A config price (USD per million tokens, ≤ 3 decimals, a YAML/JSON number) → nano-USD per token,
+ * exactly: through its decimal text, by the one money parser (no float arithmetic).
+ */
 export function usdPerMillionToNanoPerToken(usdPerMillion: number): number {
-  const nano = Math.round(usdPerMillion * 1000);
-  if (Math.abs(nano - usdPerMillion * 1000) > 1e-6) throw new Error(`price ${usdPerMillion} has more than 3 decimals`);
-  return nano;
+  return parseUsdPerMillion(String(usdPerMillion));
 }
 
 export function unitPrices(p: PriceConfig): UnitPrices {

@@ -63,6 +63,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** After connections are cut, how long their done hooks (charges, history) may still take. */
+const DONE_HOOKS_DEADLINE_MS = 5000;
+
 const internalError = () => new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.');
 
 const tooLarge = (limit: number) =>
@@ -176,19 +179,24 @@ export class GatewayServer {
     this.draining = true;
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeIdleConnections();
-    if (this.inFlight > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, graceMs);
-        this.drained = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    await this.inFlightDone(graceMs);
     this.http.closeAllConnections();
-    // Cut requests still run their done hooks (partial charges, history): wait for those too.
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    // Cut requests still run their done hooks (partial charges, history): wait for those too,
+    // bounded, so a stuck handler cannot keep the process from exiting.
+    await this.inFlightDone(DONE_HOOKS_DEADLINE_MS);
     await closed;
+  }
+
+  /** Resolves when no request is in flight, or after `ms`. */
+  private inFlightDone(ms: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 }
 

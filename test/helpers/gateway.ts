@@ -10,6 +10,7 @@ import { silentLogger, type Logger } from '../../lib/log.js';
 import type { Simulator } from '../../lib/simulator/index.js';
 import type { Store } from '../../lib/store/types.js';
 import { openStore } from '../../lib/store/index.js';
+import { parseUsd } from '../../lib/store/money.js';
 
 /** Two models, each served by a messages-format and a chat-format offer of the simulator. */
 export function testConfigObject(dbPath: string): Record<string, any> {
@@ -71,7 +72,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
   const config = buildTestConfig(dir, opts.configure);
   const store = openStore(config, { clock: opts.clock });
   const account = await store.accounts.create({ email: 'test@example.com' });
-  const credit = Math.round((opts.creditUsd ?? 100) * 1e9);
+  const credit = parseUsd(String(opts.creditUsd ?? 100));
   if (credit > 0) await store.ledger.grant(account.id, credit, 'test credit');
   const { key, secret } = await store.keys.create({ accountId: account.id, name: 'test key' });
   const gateway = await start(config, { store, clock: opts.clock, log: opts.log ?? silentLogger, trackFinished: true });
