@@ -114,7 +114,7 @@ export class Chain {
     } catch (e) {
       if (!(e instanceof ClientGone)) this.fail(ctx, res, e);
     }
-    const outcome: Outcome = ctx.signal.aborted && !res.writableFinished ? 'client_gone' : ctx.error ? 'error' : 'ok';
+    const outcome: Outcome = ctx.client.gone && !res.writableFinished ? 'client_gone' : ctx.error ? 'error' : 'ok';
     for (const p of this.reversed) {
       if (!p.onDone) continue;
       try {
@@ -143,7 +143,7 @@ export class Chain {
   private async proxy(ctx: RequestContext, res: ServerResponse): Promise<void> {
     const { breakers } = this.deps;
     for (const offer of ctx.candidates) {
-      if (ctx.signal.aborted) throw new ClientGone();
+      if (ctx.client.gone) throw new ClientGone();
       if (!breakers.tryAcquire(offer.listing)) {
         ctx.attempts.push({ listing: offer.listing, outcome: 'skipped', reason: 'cooling down after repeated failures', durationMs: 0 });
         continue;
@@ -215,8 +215,7 @@ export class Chain {
   private async attempt(ctx: RequestContext, res: ServerResponse, offer: Offer): Promise<AttemptResult> {
     const up = this.buildUpstream(ctx, offer);
     const call = this.send(ctx, res, up);
-    const onClientGone = () => call.abort(new ClientGone());
-    ctx.signal.addEventListener('abort', onClientGone, { once: true });
+    ctx.client.onGone(() => call.abort(new ClientGone()));
     const { first_byte_timeout_ms } = this.deps.config.upstream;
     const timer = setTimeout(() => call.abort(new AttemptFailed(`no response headers within ${first_byte_timeout_ms} ms`)), first_byte_timeout_ms);
     try {
@@ -224,7 +223,7 @@ export class Chain {
       try {
         upRes = await call.response;
       } catch (e) {
-        if (ctx.signal.aborted) throw new ClientGone();
+        if (ctx.client.gone) throw new ClientGone();
         return e instanceof AttemptFailed ? e : new AttemptFailed(describeNetworkError(e));
       } finally {
         clearTimeout(timer);
@@ -238,7 +237,7 @@ export class Chain {
       }
       return await this.stream(ctx, res, call, up, upRes.body);
     } finally {
-      ctx.signal.removeEventListener('abort', onClientGone);
+      ctx.client.onGone(undefined);
     }
   }
 
@@ -264,12 +263,12 @@ export class Chain {
       });
       body.once('error', (e) => {
         clearTimeout(timer);
-        reject(ctx.signal.aborted ? new ClientGone() : e instanceof AttemptFailed ? e : new AttemptFailed(`upstream body: ${describeNetworkError(e)}`));
+        reject(ctx.client.gone ? new ClientGone() : e instanceof AttemptFailed ? e : new AttemptFailed(`upstream body: ${describeNetworkError(e)}`));
       });
       body.once('close', () => {
         if (!body.readableEnded) {
           clearTimeout(timer);
-          reject(ctx.signal.aborted ? new ClientGone() : new AttemptFailed('upstream connection closed before the body ended'));
+          reject(ctx.client.gone ? new ClientGone() : new AttemptFailed('upstream connection closed before the body ended'));
         }
       });
     });
@@ -415,7 +414,7 @@ export class Chain {
       const fail = (reason: string) => {
         if (settled) return;
         call.abort(new AttemptFailed(reason));
-        if (ctx.signal.aborted) return finish(new ClientGone(), false);
+        if (ctx.client.gone) return finish(new ClientGone(), false);
         if (!committed) return finish(new AttemptFailed(reason), true);
         // After the first byte the offer is fixed: tell the client in its own format and end.
         this.deps.breakers.failure(up.offer.listing);

@@ -91,8 +91,8 @@ export interface RequestContext {
   readonly receivedAt: number;
   /** performance.now() at arrival. */
   readonly startedAt: number;
-  /** Aborted when the client goes away before the response ended. */
-  readonly signal: AbortSignal;
+  /** Says when the client went away before the response ended. */
+  readonly client: ClientLink;
 
   rawBody: Buffer;
   /** The parsed JSON body (set by schema-check; parsed once). */
@@ -124,6 +124,29 @@ export interface RequestContext {
   state: Record<string, unknown>;
 }
 
+/**
+ * Whether the client went away before its response ended, and the one party to tell (the upstream
+ * attempt in progress). Does the job of an AbortSignal at a fraction of its cost per request.
+ */
+export class ClientLink {
+  gone = false;
+  private listener: (() => void) | undefined;
+
+  /** The server saw the client's connection close early. Idempotent. */
+  markGone(): void {
+    if (this.gone) return;
+    this.gone = true;
+    const fn = this.listener;
+    this.listener = undefined;
+    fn?.();
+  }
+
+  /** Call `fn` when the client goes; `undefined` stops listening. One listener at a time. */
+  onGone(fn: (() => void) | undefined): void {
+    this.listener = fn;
+  }
+}
+
 /** What identifies a new request; everything else starts empty. */
 export type ContextInit = Pick<RequestContext, 'id' | 'route' | 'clientFormat' | 'req'> & Partial<RequestContext>;
 
@@ -132,7 +155,7 @@ export function createContext(init: ContextInit): RequestContext {
   return {
     receivedAt: Date.now(),
     startedAt: performance.now(),
-    signal: new AbortController().signal,
+    client: init.client ?? new ClientLink(),
     rawBody: EMPTY_BODY,
     body: {},
     stream: false,

@@ -5,7 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { EventEmitter } from 'node:events';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import httpProxy from 'http-proxy-3';
 import http2wrapper from 'http2-wrapper';
@@ -79,8 +79,27 @@ class AttemptRequest extends EventEmitter {
   }
 }
 
+/**
+ * The request body as http-proxy-3's `buffer` option: it only calls `buffer.pipe(proxyReq)`, so the
+ * prepared bytes are written in one `end()` without a Readable and its pipe machinery per attempt.
+ */
+function bodySource(body: Buffer): Readable {
+  const source = {
+    pipe<T extends NodeJS.WritableStream>(dest: T): T {
+      dest.end(body);
+      return dest;
+    },
+  };
+  return source as unknown as Readable;
+}
+
+/** The provider's base path joined with the route's path ("/v1" + "/chat/completions"), then its query. */
+const fullPath = (p: Provider, path: string) => p.url.pathname.replace(/\/$/, '') + path + p.url.search;
+
 export class HttpProxyTransport implements Transport {
-  private readonly proxy = httpProxy.createProxyServer({ selfHandleResponse: true, xfwd: false, prependPath: true });
+  // toProxy with prependPath off: the attempt's url is already the full upstream path, so
+  // http-proxy-3 joins it as is instead of parsing two URLs per request.
+  private readonly proxy = httpProxy.createProxyServer({ selfHandleResponse: true, xfwd: false, prependPath: false, toProxy: true });
   private readonly agents = new Map<string, http.Agent>();
 
   constructor(private readonly maxSockets: number) {
@@ -111,20 +130,12 @@ export class HttpProxyTransport implements Transport {
   }
 
   send(out: OutgoingRequest, clientRes: ServerResponse): UpstreamCall {
-    const a = new AttemptRequest(out.path, out.headers, clientRes.socket as net.Socket);
+    const a = new AttemptRequest(fullPath(out.provider, out.path), out.headers, clientRes.socket as net.Socket);
     // http-proxy-3 leaves one 'close' listener on the client response per attempt: allow for
     // failover across many offers without Node's leak warning.
     clientRes.setMaxListeners(clientRes.getMaxListeners() + 1);
-    const body = out.body;
-    const buffer = new Readable({
-      read() {
-        this.push(body);
-        this.push(null);
-      },
-    });
-    this.proxy.web(a as unknown as IncomingMessage, clientRes, { target: out.provider.url, agent: this.agentFor(out.provider), buffer }, (err: Error) =>
-      a.abort(err),
-    );
+    const options = { target: out.provider.url, agent: this.agentFor(out.provider), buffer: bodySource(out.body) };
+    this.proxy.web(a as unknown as IncomingMessage, clientRes, options, (err: Error) => a.abort(err));
     return { response: a.done.promise, abort: (reason) => a.abort(reason) };
   }
 
@@ -161,8 +172,7 @@ export class Http2Transport implements Transport {
 
   send(out: OutgoingRequest): UpstreamCall {
     const done = deferred<UpstreamResponse>();
-    const base = out.provider.url;
-    const url = new URL(base.pathname.replace(/\/$/, '') + out.path, base);
+    const url = new URL(fullPath(out.provider, out.path), out.provider.url);
     let res: IncomingMessage | undefined;
     const req = http2wrapper.request(url, {
       method: 'POST',

@@ -147,11 +147,10 @@ export class GatewayServer {
     }
     if (this.draining) res.setHeader('connection', 'close');
 
-    const abort = new AbortController();
+    const ctx = createContext({ id, route: spec.route, clientFormat, req });
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished) ctx.client.markGone();
     });
-    const ctx = createContext({ id, route: spec.route, clientFormat, req, signal: abort.signal });
     this.inFlight++;
     try {
       if (spec.method === 'POST') {
