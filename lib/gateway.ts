@@ -88,7 +88,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   if (!store) {
     const file = resolve(config.storage.sqlite);
     mkdirSync(dirname(file), { recursive: true });
-    store = openStore(config, { clock: opts.clock, backgroundCheckpoints: true });
+    store = openStore(config, { clock: opts.clock, backgroundWriter: true });
   }
   const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 

@@ -9,8 +9,8 @@ export { StoreError } from './types.js';
 export interface StoreOptions {
   /** Milliseconds since the epoch (tests inject one to cross month boundaries). */
   clock?: () => number;
-  /** Run WAL checkpoints on a worker thread (the serving gateway; short-lived commands need not). */
-  backgroundCheckpoints?: boolean;
+  /** Write batches and run WAL checkpoints on a worker thread (the serving gateway; short-lived commands need not). */
+  backgroundWriter?: boolean;
 }
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
@@ -18,6 +18,6 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     path: config.storage.sqlite,
     commitIntervalMs: config.storage.commit_interval_ms ?? 5,
     clock: opts.clock ?? Date.now,
-    backgroundCheckpoints: opts.backgroundCheckpoints ?? false,
+    backgroundWriter: opts.backgroundWriter ?? false,
   });
 }

@@ -70,7 +70,7 @@ export function buildTestConfig(dir: string, configure?: (cfg: Record<string, an
 export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const config = buildTestConfig(dir, opts.configure);
-  const store = openStore(config, { clock: opts.clock });
+  const store = openStore(config, { clock: opts.clock, backgroundWriter: true }); // as the serving gateway runs it
   const account = await store.accounts.create({ email: 'test@example.com' });
   const credit = parseUsd(String(opts.creditUsd ?? 100));
   if (credit > 0) await store.ledger.grant(account.id, credit, 'test credit');

@@ -1,36 +1,48 @@
-// Seeing other processes' commits. SQLite's `PRAGMA data_version` changes for a connection exactly
-// when another connection committed to the file; reading it costs no I/O.
+// Seeing other connections' commits. SQLite's `PRAGMA data_version` changes for a connection exactly
+// when another connection committed to the file; reading it costs no I/O. Such a commit may add
+// journal rows (a grant from the command line, our own writer thread's charges): the foreign
+// handler reads those. Whether it changed what callers' caches hold (keys, routing, accounts) the
+// change counter says, which triggers move on exactly those tables (migration 003).
 import type { Db } from './open.js';
 
 export class ChangeWatcher {
-  /** Moves on every change that may affect cached keys, routing, accounts or credits. */
+  /** Moves on every change that may affect cached keys, routing or accounts. */
   version = 0;
   private dataVersion: number;
-  private readonly read;
+  private counter: number;
+  private readonly readDataVersion;
+  private readonly readCounter;
   private onForeign: () => void = () => {};
 
   constructor(db: Db) {
-    this.read = db.prepare('PRAGMA data_version').pluck();
-    this.dataVersion = this.read.get() as number;
+    this.readDataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.readCounter = db.prepare('SELECT n FROM change_counter').pluck();
+    this.dataVersion = this.readDataVersion.get() as number;
+    this.counter = this.readCounter.get() as number;
   }
 
-  /** Called (synchronously, possibly inside a write transaction) when another process committed. */
+  /** Called (synchronously, possibly inside a write transaction) when another connection committed. */
   setForeignHandler(fn: () => void): void {
     this.onForeign = fn;
   }
 
   check(): number {
-    const v = this.read.get() as number;
+    const v = this.readDataVersion.get() as number;
     if (v !== this.dataVersion) {
       this.dataVersion = v;
       this.onForeign();
-      this.version++;
+      const n = this.readCounter.get() as number;
+      if (n !== this.counter) {
+        this.counter = n;
+        this.version++;
+      }
     }
     return this.version;
   }
 
-  /** This process changed something other caches may hold. */
+  /** This process changed something caches may hold (its triggers moved the counter too). */
   bump(): void {
+    this.counter = this.readCounter.get() as number;
     this.version++;
   }
 }

@@ -1,6 +1,8 @@
 // Request history: one row per authenticated request, queued and written with the next batch.
+// Reads merge the rows not yet confirmed written, and leave out their stored copies (a batch can
+// be in the file before the writer thread's confirmation arrives), so nothing counts twice.
 import type { DailyUsage, History, HistoryQuery, HistoryRow } from '../types.js';
-import type { BatchPart, WriteBatcher } from './batch.js';
+import type { BatchOp, BatchPart, WriteBatcher } from './batch.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
@@ -79,19 +81,16 @@ export class SqliteHistory implements History, BatchPart {
   private readonly stmt;
   /** Rows not yet written, by request id (readable before they reach the file). */
   private pending = new Map<string, HistoryRow>();
+  /** Rows of the batch in flight. */
+  private inFlight = new Map<string, HistoryRow>();
   /** list() statements by their conditions (a handful of shapes). */
   private readonly listBy = new Map<string, Statement>();
 
   constructor(private readonly db: Db, private readonly batcher: WriteBatcher) {
     this.stmt = {
-      // OR IGNORE: a duplicated request id must never fail the batch (and with it every later write).
-      insert: db.prepare(`INSERT OR IGNORE INTO request_history (request_id, time, account_id, key_id, route, model,
-        listing, attempts, status, http_status, stream, input_tokens, output_tokens, cache_read_tokens,
-        cache_write_tokens, hold, cost, latency_ms, ttfb_ms, error)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       get: db.prepare('SELECT * FROM request_history WHERE request_id = ?'),
       daily: db.prepare(`SELECT time / ${DAY_MS} AS day, COUNT(*) AS requests, SUM(cost) AS cost FROM request_history
-        WHERE account_id = ? AND time >= ? AND time < ? GROUP BY day`),
+        WHERE account_id = ? AND time >= ? AND time < ? AND request_id NOT IN (SELECT value FROM json_each(?)) GROUP BY day`),
     };
     batcher.add(this);
   }
@@ -101,8 +100,13 @@ export class SqliteHistory implements History, BatchPart {
     this.batcher.schedule();
   }
 
+  /** Rows not yet confirmed written: queued or in flight. */
+  private unconfirmed(): HistoryRow[] {
+    return this.inFlight.size ? [...this.inFlight.values(), ...this.pending.values()] : [...this.pending.values()];
+  }
+
   async get(requestId: string): Promise<HistoryRow | null> {
-    const queued = this.pending.get(requestId);
+    const queued = this.pending.get(requestId) ?? this.inFlight.get(requestId);
     if (queued) return queued;
     const r = this.stmt.get.get(requestId) as Row | undefined;
     return r ? fromRow(r) : null;
@@ -111,22 +115,29 @@ export class SqliteHistory implements History, BatchPart {
   async list(accountId: number, opts: HistoryQuery = {}): Promise<HistoryRow[]> {
     const limit = opts.limit ?? 20;
     const where = conditions(opts);
-    const queued = [...this.pending.values()].filter((r) => r.accountId === accountId && where.test(r));
+    const unconfirmed = this.unconfirmed();
+    const queued = unconfirmed.filter((r) => r.accountId === accountId && where.test(r));
+    const queuedIds = new Set(unconfirmed.map((r) => r.requestId));
     let select = this.listBy.get(where.sql);
     if (!select) {
       select = this.db.prepare(`SELECT * FROM request_history WHERE account_id = ?${where.sql} ORDER BY time DESC, request_id DESC LIMIT ?`);
       this.listBy.set(where.sql, select);
     }
-    const stored = (select.all(accountId, ...where.params, limit) as Row[]).map(fromRow);
+    // Enough stored rows to fill the page even if some are copies of unconfirmed ones.
+    const stored = (select.all(accountId, ...where.params, limit + queuedIds.size) as Row[])
+      .filter((r) => !queuedIds.has(r.request_id))
+      .map(fromRow);
     return [...queued, ...stored].sort(newestFirst).slice(0, limit);
   }
 
   async daily(accountId: number, from: number, to: number): Promise<DailyUsage[]> {
     const days = new Map<number, DailyUsage>();
-    for (const r of this.stmt.daily.all(accountId, from, to) as { day: number; requests: number; cost: number }[]) {
+    const unconfirmed = this.unconfirmed();
+    const ids = JSON.stringify(unconfirmed.map((h) => h.requestId));
+    for (const r of this.stmt.daily.all(accountId, from, to, ids) as { day: number; requests: number; cost: number }[]) {
       days.set(r.day, { day: r.day * DAY_MS, requests: r.requests, costNano: r.cost });
     }
-    for (const h of this.pending.values()) {
+    for (const h of unconfirmed) {
       if (h.accountId !== accountId || h.time < from || h.time >= to) continue;
       const key = Math.floor(h.time / DAY_MS);
       const d = days.get(key) ?? { day: key * DAY_MS, requests: 0, costNano: 0 };
@@ -137,16 +148,26 @@ export class SqliteHistory implements History, BatchPart {
     return [...days.values()].sort((a, b) => a.day - b.day);
   }
 
-  write(): void {
+  take(): BatchOp[] {
+    const ops: BatchOp[] = [];
     for (const h of this.pending.values()) {
       const u = h.usage;
-      this.stmt.insert.run(h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
+      ops.push(['insertHistory', h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
         JSON.stringify(h.attempts), h.status, h.httpStatus, h.stream ? 1 : 0, u.input, u.output, u.cacheRead,
-        u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error);
+        u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error]);
     }
+    this.inFlight = this.pending;
+    this.pending = new Map();
+    return ops;
   }
 
   committed(): void {
-    this.pending.clear();
+    this.inFlight = new Map();
+  }
+
+  failed(): void {
+    for (const [id, h] of this.pending) this.inFlight.set(id, h);
+    this.pending = this.inFlight;
+    this.inFlight = new Map();
   }
 }

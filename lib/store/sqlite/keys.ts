@@ -2,7 +2,7 @@
 import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../api-key.js';
-import type { BatchPart, WriteBatcher } from './batch.js';
+import type { BatchOp, BatchPart, WriteBatcher } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
 import type { Db } from './open.js';
@@ -30,6 +30,7 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
   private readonly stmt;
   /** key id → last use, written with the next batch. */
   private used = new Map<number, number>();
+  private inFlight = new Map<number, number>();
 
   constructor(
     db: Db,
@@ -44,7 +45,6 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
       get: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
       byPrefix: db.prepare('SELECT * FROM api_keys WHERE prefix = ?'),
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-      touch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     };
     batcher.add(this);
   }
@@ -100,11 +100,22 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
     this.batcher.schedule();
   }
 
-  write(): void {
-    for (const [id, at] of this.used) this.stmt.touch.run(at, id);
+  take(): BatchOp[] {
+    const ops: BatchOp[] = [];
+    for (const [id, at] of this.used) ops.push(['touchKey', at, id]);
+    this.inFlight = this.used;
+    this.used = new Map();
+    return ops;
   }
 
   committed(): void {
-    this.used.clear();
+    this.inFlight = new Map();
+  }
+
+  failed(): void {
+    // A newer use wins over the one that failed to be written.
+    for (const [id, at] of this.used) this.inFlight.set(id, at);
+    this.used = this.inFlight;
+    this.inFlight = new Map();
   }
 }

@@ -1,14 +1,16 @@
 // The credit ledger. Balances, open holds and each key's month-to-date spend live in memory and
 // are authoritative for admission: reserve() checks and counts a hold in one synchronous step, so
 // concurrent requests in this process can never overspend. Holds and charges reach the database
-// with the next batch; credits (grants, top-ups) are written at once with an fsync. Rows other processes
-// add to the journal are read in whenever SQLite reports a foreign commit.
+// with the next batch; credits (grants, top-ups) are written at once with an fsync. Rows other
+// processes add to the journal are read in whenever SQLite reports a foreign commit, and after each
+// of our batches; our own charges among them (written by the writer thread) are recognised by
+// their hold and not counted twice.
 import type {
   BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult,
 } from '../types.js';
 import { StoreError } from '../types.js';
 import { processRuns } from '../process.js';
-import type { BatchPart, WriteBatcher } from './batch.js';
+import type { BatchOp, BatchPart, WriteBatcher } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
 import { durableTransaction, type Db } from './open.js';
@@ -72,11 +74,14 @@ export class SqliteLedger implements Ledger, BatchPart {
   private readonly accounts = new Map<number, AccountMoney>();
   private readonly keys = new Map<number, KeyMoney>();
   private readonly open = new Map<string, HoldState>();
-  private readonly dirtyHolds = new Set<HoldState>();
+  private dirtyHolds = new Set<HoldState>();
   private charges: PendingCharge[] = [];
+  /** Taken by the batch in flight: queued again if it fails. */
+  private inFlight: { holds: Set<HoldState>; charges: PendingCharge[] } = { holds: new Set(), charges: [] };
+  /** Holds whose charge this process queued and has not yet read back from the journal. */
+  private readonly ownCharges = new Set<string>();
   /** Every journal row with an id up to this one is reflected in memory. */
   private lastJournalId = 0;
-  private writtenJournalId = 0;
   private holdSeq = 0;
   private closed = false;
 
@@ -91,17 +96,10 @@ export class SqliteLedger implements Ledger, BatchPart {
   ) {
     this.stmt = {
       journalSince: db.prepare('SELECT * FROM journal WHERE id > ? ORDER BY id'),
-      insertHold: db.prepare(`INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged,
-        created_at, ended_at, owner_pid, owner_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      endHold: db.prepare(`UPDATE holds SET status = ?, charged = ?, ended_at = ? WHERE id = ? AND status = 'open'`),
-      insertEntry: db.prepare(`INSERT INTO journal (account_id, key_id, kind, amount, hold_id, note, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?)`),
       insertCredit: db.prepare(`INSERT INTO journal (account_id, kind, amount, payment_id, note, created_at)
         VALUES (?, ?, ?, ?, ?, ?)`),
       addBalance: db.prepare(`INSERT INTO balances (account_id, balance) VALUES (?, ?)
         ON CONFLICT (account_id) DO UPDATE SET balance = balance + excluded.balance`),
-      addSpend: db.prepare(`INSERT INTO key_spend (key_id, month, spent) VALUES (?, ?, ?)
-        ON CONFLICT (key_id, month) DO UPDATE SET spent = spent + excluded.spent`),
       entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
       accountExists: db.prepare('SELECT 1 FROM accounts WHERE id = ?').pluck(),
     };
@@ -143,12 +141,13 @@ export class SqliteLedger implements Ledger, BatchPart {
 
   private readForeignEntries(): void {
     for (const r of this.stmt.journalSince.all(this.lastJournalId) as JournalRow[]) {
+      this.lastJournalId = r.id;
+      if (r.hold_id !== null && this.ownCharges.delete(r.hold_id)) continue; // counted when it was queued
       this.account(r.account_id).balance += r.amount;
       if (r.kind === 'charge' && r.key_id !== null) {
         const month = this.months.month(r.created_at);
         if (month === this.months.month()) this.key(r.key_id, month).spent -= r.amount;
       }
-      this.lastJournalId = r.id;
     }
   }
 
@@ -212,6 +211,7 @@ export class SqliteLedger implements Ledger, BatchPart {
       this.account(h.accountId).balance -= charged;
       this.key(h.keyId, month).spent += charged;
       this.charges.push({ accountId: h.accountId, keyId: h.keyId, amount: charged, holdId, createdAt: now, month });
+      this.ownCharges.add(holdId);
     }
     return charged;
   }
@@ -274,40 +274,50 @@ export class SqliteLedger implements Ledger, BatchPart {
     }));
   }
 
-  // --- batch part: runs inside the batch transaction ---
+  // --- batch part ---
 
-  write(): void {
-    // Foreign rows first, so that our new rows' ids are above everything already in memory.
-    this.changes.check();
+  take(): BatchOp[] {
+    const ops: BatchOp[] = [];
+    // Holds first: a charge's journal row refers to its hold's row.
     for (const h of this.dirtyHolds) {
       if (!h.persisted) {
-        this.stmt.insertHold.run(h.id, h.accountId, h.keyId, h.requestId, h.amount, h.status, h.charged,
-          h.createdAt, h.endedAt, this.owner.pid, this.owner.token);
+        ops.push(['insertHold', h.id, h.accountId, h.keyId, h.requestId, h.amount, h.status, h.charged,
+          h.createdAt, h.endedAt, this.owner.pid, this.owner.token]);
       } else if (h.status !== 'open') {
-        this.stmt.endHold.run(h.status, h.charged, h.endedAt, h.id);
+        ops.push(['endHold', h.status, h.charged, h.endedAt, h.id]);
       }
     }
     const balances = new Map<number, number>();
     const spend = new Map<string, [number, string, number]>();
-    this.writtenJournalId = 0;
     for (const c of this.charges) {
-      const r = this.stmt.insertEntry.run(c.accountId, c.keyId, 'charge', -c.amount, c.holdId, null, c.createdAt);
-      this.writtenJournalId = Number(r.lastInsertRowid);
+      ops.push(['insertCharge', c.accountId, c.keyId, -c.amount, c.holdId, c.createdAt]);
       balances.set(c.accountId, (balances.get(c.accountId) ?? 0) - c.amount);
       const sk = `${c.keyId} ${c.month}`;
       const s = spend.get(sk);
       if (s) s[2] += c.amount;
       else spend.set(sk, [c.keyId, c.month, c.amount]);
     }
-    for (const [account, delta] of balances) this.stmt.addBalance.run(account, delta);
-    for (const s of spend.values()) this.stmt.addSpend.run(...s);
+    for (const [account, delta] of balances) ops.push(['addBalance', account, delta]);
+    for (const s of spend.values()) ops.push(['addSpend', ...s]);
+    // Snapshots of the holds' state went out: a hold that changes from here on is queued again.
+    this.inFlight = { holds: this.dirtyHolds, charges: this.charges };
+    this.dirtyHolds = new Set();
+    this.charges = [];
+    return ops;
   }
 
   committed(): void {
-    for (const h of this.dirtyHolds) h.persisted = true;
-    this.dirtyHolds.clear();
-    this.charges = [];
-    if (this.writtenJournalId > this.lastJournalId) this.lastJournalId = this.writtenJournalId;
+    for (const h of this.inFlight.holds) h.persisted = true;
+    this.inFlight = { holds: new Set(), charges: [] };
+    // Read our charges back (and anything another process added meanwhile), so ownCharges drains.
+    this.readForeignEntries();
+  }
+
+  failed(): void {
+    for (const h of this.dirtyHolds) this.inFlight.holds.add(h);
+    this.dirtyHolds = this.inFlight.holds;
+    this.charges = [...this.inFlight.charges, ...this.charges];
+    this.inFlight = { holds: new Set(), charges: [] };
   }
 
   /** Shutdown: holds still open can no longer be settled; release them before the last batch. */

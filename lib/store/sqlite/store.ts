@@ -2,17 +2,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Store } from '../types.js';
 import { SqliteAccounts } from './accounts.js';
-import { WriteBatcher } from './batch.js';
+import { WriteBatcher, inlineExecutor } from './batch.js';
 import { ChangeWatcher } from './changes.js';
 import { SqliteHistory } from './history.js';
 import { SqliteApiKeys } from './keys.js';
 import { SqliteLedger, releaseAbandonedHolds } from './ledger.js';
 import { MonthClock } from './month.js';
 import { openDatabase } from './open.js';
-import { Checkpointer } from './checkpointer.js';
 import { SqlitePayments } from './payments.js';
 import { SqliteRouting } from './routing.js';
 import { SqliteSessions } from './sessions.js';
+import { StoreWriter } from './writer.js';
 
 /** Owner tokens of the stores open in this process: their holds are never "abandoned". */
 const liveTokens = new Set<string>();
@@ -21,10 +21,11 @@ export interface SqliteStoreOptions {
   path: string;
   commitIntervalMs: number;
   clock: () => number;
-  backgroundCheckpoints: boolean;
+  /** Batches and WAL checkpoints on a worker thread (the serving gateway), else inline. */
+  backgroundWriter: boolean;
 }
 
-/** How often the background checkpointer folds the WAL into the database file. */
+/** How often the writer thread folds the WAL into the database file. */
 const CHECKPOINT_INTERVAL_MS = 1000;
 
 export function openSqliteStore(opts: SqliteStoreOptions): Store {
@@ -34,11 +35,11 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   db.transaction(() => releaseAbandonedHolds(db, months.now(), liveTokens)).immediate();
   liveTokens.add(owner.token);
 
-  const checkpointer =
-    opts.backgroundCheckpoints && db.name !== ':memory:'
-      ? new Checkpointer(db, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`WAL checkpoint failed: ${message}`))
+  const writer =
+    opts.backgroundWriter && db.name !== ':memory:'
+      ? new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`WAL checkpoint failed: ${message}`))
       : undefined;
-  const batcher = new WriteBatcher(db, opts.commitIntervalMs);
+  const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs);
   const changes = new ChangeWatcher(db);
   const ledger = new SqliteLedger(db, batcher, changes, months, owner);
   let closed: Promise<void> | undefined;
@@ -55,15 +56,15 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     async sync() {
       return changes.check();
     },
-    async flush() {
-      batcher.flush();
+    flush() {
+      return batcher.flush();
     },
     close() {
       closed ??= (async () => {
         ledger.releaseAll();
         try {
-          batcher.close();
-          await checkpointer?.close();
+          await batcher.close();
+          await writer?.close();
         } finally {
           liveTokens.delete(owner.token);
           db.close();

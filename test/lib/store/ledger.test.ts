@@ -3,11 +3,19 @@ import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../../../lib/store/index.js';
+import { openStore, type HistoryRow } from '../../../lib/store/index.js';
 import { checkInvariants } from '../../helpers/invariants.js';
 import { seedAccount, storeConfig, tempStore } from './fixtures/store.js';
 
 const USD = 1_000_000_000;
+
+function historyRow(a: { accountId: number; keyId: number }, requestId: string): HistoryRow {
+  return {
+    requestId, time: Date.now(), accountId: a.accountId, keyId: a.keyId, route: 'chat', model: 'test/gpt', listing: null,
+    attempts: [], status: 'ok', httpStatus: 200, stream: false, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    holdNano: 0, costNano: 0, latencyMs: 1, ttfbMs: null, error: null,
+  };
+}
 
 t.test('reserve, settle and release end each hold exactly once', async (t) => {
   const { store } = tempStore(t);
@@ -157,9 +165,8 @@ t.test('a credit grant by another process is seen by the running store at its ne
   await cli.close();
 
   t.equal((await store.ledger.balance(a.accountId)).balance, 0.75 * USD, 'not yet synced');
-  t.not(await store.sync(), v0, 'the change counter moves');
-  t.equal((await store.ledger.balance(a.accountId)).balance, 5.75 * USD);
-  t.equal(await store.sync(), await store.sync(), 'and stays put when nothing changed');
+  t.equal(await store.sync(), v0, 'a credit leaves cached keys and routing valid: the change counter stays');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 5.75 * USD, 'the grant is counted at the sync');
 
   // Our own later charges and their grant interleave in the journal without double counting.
   const r2 = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 5 * USD, monthlyLimitNano: null });
@@ -167,6 +174,55 @@ t.test('a credit grant by another process is seen by the running store at its ne
   if (r2.ok) await store.ledger.settle(r2.hold.id, 1 * USD);
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
   t.equal((await store.ledger.balance(a.accountId)).balance, 4.75 * USD);
+});
+
+t.test('the writer thread\'s batches are read back once: no charge counts twice, caches stay valid', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 10 * USD);
+  const v0 = await store.sync();
+  for (let round = 0; round < 5; round++) {
+    const holds = await Promise.all(Array.from({ length: 20 }, () =>
+      store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.01 * USD, monthlyLimitNano: null })));
+    for (const h of holds) if (h.ok) await store.ledger.settle(h.hold.id, 0.005 * USD);
+    // Sync while the batch may be in flight, and after it landed.
+    await store.sync();
+    await store.flush();
+    await store.sync();
+  }
+  t.equal((await store.ledger.balance(a.accountId)).balance, 9.5 * USD, '100 charges of half a cent, each counted once');
+  t.equal(await store.ledger.monthToDate(a.keyId), 0.5 * USD);
+  t.equal(await store.sync(), v0, 'our own batches (charges, history, last use) do not empty the key and routing caches');
+  const reader = new Database(dbPath, { readonly: true });
+  t.teardown(() => reader.close());
+  t.equal(reader.prepare('SELECT balance FROM balances WHERE account_id = ?').pluck().get(a.accountId), 9.5 * USD, 'the file agrees');
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+  await store.keys.revoke(a.keyId);
+  t.not(await store.sync(), v0, 'a key change still moves the counter');
+});
+
+t.test('a batch that fails is written again with the next one, nothing lost or doubled', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 10 * USD);
+  // A trigger refuses one history row while the poison table has a row: that whole batch fails.
+  const db = new Database(dbPath);
+  t.teardown(() => db.close());
+  db.exec(`CREATE TABLE poison (x INTEGER); INSERT INTO poison VALUES (1);
+    CREATE TRIGGER refuse_row BEFORE INSERT ON request_history WHEN EXISTS (SELECT 1 FROM poison)
+    BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`);
+  const h = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null });
+  if (!h.ok) throw new Error('refused');
+  await store.ledger.settle(h.hold.id, 0.05 * USD);
+  store.history.record(historyRow(a, 'req-fail-once'));
+  await t.rejects(store.flush(), /injected failure/, 'the first attempt fails');
+  t.ok(await store.history.get('req-fail-once'), 'the row is still readable while queued again');
+  db.exec('DELETE FROM poison');
+  await store.flush();
+  const reader = new Database(dbPath, { readonly: true });
+  t.teardown(() => reader.close());
+  t.equal(reader.prepare('SELECT COUNT(*) FROM request_history').pluck().get(), 1, 'the history row, once');
+  t.equal(reader.prepare(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`).pluck().get(), 1, 'the charge, once');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 9.95 * USD);
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
 t.test('close releases holds still open', async (t) => {

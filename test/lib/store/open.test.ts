@@ -53,7 +53,7 @@ t.test('background checkpoints: the serving connection never checkpoints itself;
   const dir = mkdtempSync(join(tmpdir(), 'gw-ckpt-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'gw.db');
-  const store = openSqliteStore({ path: file, commitIntervalMs: 1, clock: Date.now, backgroundCheckpoints: true });
+  const store = openSqliteStore({ path: file, commitIntervalMs: 1, clock: Date.now, backgroundWriter: true });
   const account = await store.accounts.create({ email: 'ckpt@example.com' });
   for (let i = 0; i < 50; i++) await store.ledger.grant(account.id, 1_000_000, `g${i}`);
   // Until a checkpoint, every page (migrations included) sits in the WAL and the database file stays

@@ -1,0 +1,104 @@
+// The store's worker thread, with its own connection to the file. It writes the batches the
+// serving connection queues (one transaction each) and runs the WAL checkpoints. Both are the
+// store's heavy work: B-tree inserts, WAL page writes, and checkpoints that copy the WAL into the
+// file and fsync it (each ~10 ms). On the event loop they would add to every request's latency.
+// Checkpoints are PASSIVE: they never wait for, nor block, a writer.
+import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { BATCH_SQL, type BatchExecutor, type BatchOp } from './batch.js';
+import type { Db } from './open.js';
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { timeout: 5000 });
+db.pragma('synchronous = NORMAL');
+db.pragma('foreign_keys = ON');
+db.pragma('wal_autocheckpoint = 0');
+const stmts = new Map(Object.entries(workerData.sql).map(([name, sql]) => [name, db.prepare(sql)]));
+const apply = db.transaction((ops) => {
+  for (const [name, ...params] of ops) stmts.get(name).run(...params);
+});
+const checkpoint = () => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (e) { parentPort.postMessage({ warning: String(e) }); }
+};
+const timer = setInterval(checkpoint, workerData.checkpointMs);
+parentPort.on('message', (m) => {
+  if (m.ops) {
+    try {
+      apply.immediate(m.ops);
+      parentPort.postMessage({ id: m.id });
+    } catch (e) {
+      parentPort.postMessage({ id: m.id, error: String(e && e.stack || e) });
+    }
+    return;
+  }
+  clearInterval(timer);
+  checkpoint();
+  db.close();
+  parentPort.postMessage({ closed: true });
+});
+`;
+
+interface Reply {
+  id?: number;
+  error?: string;
+  warning?: string;
+  closed?: boolean;
+}
+
+export class StoreWriter implements BatchExecutor {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve(): void; reject(e: Error): void }>();
+  private nextId = 0;
+  private closing?: Promise<void>;
+  private dead?: Error;
+
+  /** Turns off `db`'s own checkpoints: the worker checkpoints the file every `checkpointMs`. */
+  constructor(db: Db, checkpointMs: number, onWarning: (message: string) => void) {
+    db.pragma('wal_autocheckpoint = 0');
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: db.name, checkpointMs, sql: BATCH_SQL } });
+    this.worker.on('message', (m: Reply) => {
+      if (m.warning) return onWarning(m.warning);
+      if (m.id === undefined) return;
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.error) w?.reject(new Error(`batch write failed: ${m.error}`));
+      else w?.resolve();
+    });
+    this.worker.on('error', (e) => this.fail(e));
+    this.worker.on('exit', () => this.fail(new Error('the store writer thread exited')));
+    this.worker.unref(); // never keeps the process alive on its own
+  }
+
+  private fail(e: Error): void {
+    this.dead ??= e;
+    for (const w of this.waiting.values()) w.reject(e);
+    this.waiting.clear();
+  }
+
+  run(ops: BatchOp[]): Promise<void> {
+    if (this.dead) return Promise.reject(this.dead);
+    return new Promise<void>((resolve, reject) => {
+      const id = this.nextId++;
+      this.waiting.set(id, { resolve, reject });
+      this.worker.ref(); // a batch in flight keeps the process alive until it is written
+      this.worker.postMessage({ id, ops });
+    }).finally(() => {
+      if (this.waiting.size === 0 && !this.closing) this.worker.unref();
+    });
+  }
+
+  /** A last checkpoint, then the worker's connection closes. Call after the last batch. */
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      if (this.dead) return resolve();
+      this.worker.ref(); // the process waits for the last checkpoint
+      this.worker.once('exit', () => resolve());
+      this.worker.on('message', (m: Reply) => m.closed && void this.worker.terminate());
+      this.worker.postMessage({ close: true });
+    });
+    return this.closing;
+  }
+}
