@@ -3,10 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseDocument, visit, Scalar, parse as parseYamlScalar } from 'yaml';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
 import type { GatewayConfig } from './config-types.js';
 import { packageRoot } from './package-root.js';
+import { ajv2020, fingerprint, loadGenerated, moduleSource } from './standalone.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -20,14 +21,36 @@ export class ConfigError extends Error {
 
 export const DEFAULT_CONFIG_PATH = 'config/gateway.yaml';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-let validator: ReturnType<Ajv2020['compile']> | undefined;
+const require = createRequire(import.meta.url);
+const GENERATED = 'config-validator';
+const configSchema = () => JSON.parse(readFileSync(resolve(packageRoot(), 'config/gateway.schema.json'), 'utf8'));
+
+function newAjv(schema: object, source: boolean): Ajv2020 {
+  const Ajv = ajv2020();
+  const { _ } = require('ajv/dist/compile/codegen/index.js') as typeof import('ajv/dist/compile/codegen/index.js');
+  const addFormats = require('ajv-formats') as (ajv: Ajv2020) => Ajv2020;
+  // Generated code refers to ajv-formats' checks by require, instead of inlining the functions.
+  const formats = source ? { formats: _`require("ajv-formats/dist/formats").fullFormats` } : {};
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, multipleOfPrecision: 9, strict: false, code: { source, ...formats } });
+  addFormats(ajv);
+  ajv.addSchema({ ...schema, $id: 'config' });
+  return ajv;
+}
+
+/** The generated module's text (written by lib/write-generated.ts). */
+export function configValidatorSource(): string {
+  const schema = configSchema();
+  return moduleSource('lib/write-generated.ts', fingerprint(schema), { validators: { ajv: newAjv(schema, true), refs: { config: 'config' } } });
+}
+
+/** The build's generated validator when it matches the schema file, else one compiled here (kept for reloads). */
+let validator: ValidateFunction | undefined;
 function validate(doc: unknown) {
   if (!validator) {
-    const schema = JSON.parse(readFileSync(resolve(packageRoot(), 'config/gateway.schema.json'), 'utf8'));
-    const ajv = new Ajv2020({ allErrors: true, useDefaults: true, multipleOfPrecision: 9, strict: false });
-    addFormats(ajv);
-    validator = ajv.compile(schema);
+    const schema = configSchema();
+    validator =
+      loadGenerated<{ validators: { config: ValidateFunction } }>(GENERATED, fingerprint(schema))?.validators.config ??
+      newAjv(schema, false).getSchema('config')!;
   }
   validator(doc);
   return validator.errors ?? [];

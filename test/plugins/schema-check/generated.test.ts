@@ -1,15 +1,15 @@
 // The build's generated validators (ajv standalone code) are the ones in use, and they judge bodies
 // exactly as validators compiled from the same schemas do.
 import t from 'tap';
-import { compileValidators, createBodyValidator, loadGenerated, validatorsSource } from '../../../plugins/schema-check/validate.js';
+import { compileValidators, createBodyValidator, generatedValidators, validatorsSource } from '../../../plugins/schema-check/validate.js';
 
 t.test('the gateway uses the generated validators', async (t) => {
   createBodyValidator();
-  t.equal(validatorsSource, 'generated', 'dist/plugins/schema-check/body-validators.cjs matches the schemas (run `npm run build` after changing them)');
+  t.equal(validatorsSource, 'generated', 'dist/generated/body-validators.cjs matches the schemas (run `npm run build` after changing them)');
 });
 
 t.test('generated and compiled validators agree, errors included', async (t) => {
-  const generated = loadGenerated();
+  const generated = generatedValidators();
   if (!generated) return t.fail('no generated validators: run `npm run build`');
   const compiled = compileValidators();
   const bodies: [route: 'chat' | 'messages' | 'count_tokens', body: unknown][] = [
@@ -30,4 +30,14 @@ t.test('generated and compiled validators agree, errors included', async (t) => 
       t.same(a.errors ?? null, b.errors ?? null, `${set} ${route} errors`);
     }
   }
+});
+
+t.test('the config is checked by its generated validator, with the same verdicts and defaults', async (t) => {
+  const { configValidatorSource } = await import('../../../lib/config.js');
+  const { loadGenerated, fingerprint } = await import('../../../lib/standalone.js');
+  const { readFileSync } = await import('node:fs');
+  const schema = JSON.parse(readFileSync(new URL('../../../config/gateway.schema.json', import.meta.url), 'utf8'));
+  const generated = loadGenerated<{ validators: { config: (d: unknown) => boolean } }>('config-validator', fingerprint(schema));
+  t.ok(generated, 'dist/generated/config-validator.cjs matches config/gateway.schema.json (run `npm run build`)');
+  t.match(configValidatorSource(), /exports\.fingerprint = "[0-9a-f]{64}"/, 'the build can regenerate it');
 });
