@@ -19,11 +19,16 @@ export interface Child {
 const TAIL_LINES = 40;
 
 /**
- * Starts `node bin/gateway ARGS` and resolves once a line of its output gives `readyUrl` a URL.
- * Its output is read to the end (a full pipe would stall it), keeping only the last lines.
+ * Starts `node SCRIPT ARGS` (bin/gateway unless told) and resolves once a line of its output gives
+ * `readyUrl` a URL. Its output is read to the end (a full pipe would stall it), keeping only the last lines.
  */
-export function startChild(name: string, args: string[], readyUrl: (line: string) => string | undefined, timeoutMs = 20_000): Promise<Child> {
-  const proc = spawn(process.execPath, [gatewayBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startChild(
+  name: string,
+  args: string[],
+  readyUrl: (line: string) => string | undefined,
+  { script = gatewayBin, timeoutMs = 20_000 }: { script?: string; timeoutMs?: number } = {},
+): Promise<Child> {
+  const proc = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let exited = false;
   const exit = new Promise<void>((resolve) => proc.once('exit', () => resolve(void (exited = true))));

@@ -25,6 +25,7 @@ import {
   UPSTREAM_KEY,
   createBenchKey,
   gatewayConfig,
+  startBareProxyProcess,
   startGatewayProcess,
   startSimulatorProcess,
   writeConfig,
@@ -36,6 +37,7 @@ const USAGE = `usage: npm run bench -- [options]
   --duration S       measured seconds per run (default 3)
   --warmup S         unmeasured seconds before each run (default 0.5)
   --concurrency N    closed-loop requests in flight (default 32)
+  --rounds N         closed-loop runs per server, interleaved; the median is reported (default 3, --quick 1)
   --rates R,R        open-loop offered rates, req/s (default 200,1000; latency targets use the last)
   --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})`;
 
@@ -43,6 +45,7 @@ interface Options {
   durationMs: number;
   warmupMs: number;
   concurrency: number;
+  rounds: number;
   rates: number[];
   scenarios: Scenario[];
 }
@@ -55,6 +58,7 @@ function options(argv: string[]): Options | undefined {
       duration: { type: 'string' },
       warmup: { type: 'string' },
       concurrency: { type: 'string' },
+      rounds: { type: 'string' },
       rates: { type: 'string' },
       only: { type: 'string' },
       help: { type: 'boolean' },
@@ -73,6 +77,7 @@ function options(argv: string[]): Options | undefined {
     durationMs: positive('duration', values.duration, values.quick ? 1 : 3) * 1000,
     warmupMs: positive('warmup', values.warmup, values.quick ? 0.3 : 0.5) * 1000,
     concurrency: Math.round(positive('concurrency', values.concurrency, 32)),
+    rounds: Math.round(positive('rounds', values.rounds, values.quick ? 1 : 3)),
     rates: (values.rates ?? '200,1000').split(',').map((r) => positive('rates', r, 0)),
     scenarios: only ? scenarios.filter((s) => only.includes(s.id)) : scenarios,
   };
@@ -88,14 +93,18 @@ interface Servers {
   sim: Child;
   gateway?: Child;
   billingOff?: Child;
+  bare?: Child;
   apiKey?: string;
 }
 
+/** Runs against the simulator's own credentials: straight to it, or through the bare proxy. */
+const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy';
+
 /** One warm-up and one measured run of a scenario against one server. */
 async function measure(o: Options, servers: Servers, s: Scenario, via: Via, load: { concurrency: number } | { rate: number }): Promise<RunFigures> {
-  const server = via === 'direct' ? servers.sim : via === 'gateway' ? servers.gateway! : servers.billingOff!;
+  const server = { direct: servers.sim, gateway: servers.gateway, 'gateway-billing-off': servers.billingOff, 'bare-proxy': servers.bare }[via]!;
   const gwPid = via === 'direct' ? undefined : server.pid;
-  const target = requestTarget(s, Number(new URL(server.url).port), via === 'direct' ? UPSTREAM_KEY : (servers.apiKey ?? 'none'));
+  const target = requestTarget(s, Number(new URL(server.url).port), upstreamDirect(via) ? UPSTREAM_KEY : (servers.apiKey ?? 'none'));
   const agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
   const go = async (durationMs: number) => {
     // A server that stops answering must not hang the bench: its connections are cut, the requests fail.
@@ -180,21 +189,37 @@ function cpuUse(a: CpuSnapshot, b: CpuSnapshot): { gatewayMs: number; percent: R
 function sampleProblem(s: Scenario, via: Via, warm: LoadResult): string | undefined {
   if (!warm.sample) return `no successful answer in the warm-up${warm.firstError ? ` (${warm.firstError})` : ''}`;
   const listing = warm.sample.headers['x-service-listing'];
-  if (via !== 'direct' && listing !== s.listing) return `served by offer ${listing ?? '(no x-service-listing header)'}, expected ${s.listing}`;
+  if (!upstreamDirect(via) && listing !== s.listing) return `served by offer ${listing ?? '(no x-service-listing header)'}, expected ${s.listing}`;
   return checkSample(s, warm.sample.body);
 }
 
+/**
+ * Closed loop: each server `rounds` times, interleaved (direct, gateway, billing off, bare proxy,
+ * then again), so a slow spell of the machine hits every server alike; each keeps its median run.
+ * The bare proxy only forwards bytes, so it runs where client and upstream speak the same format.
+ */
 async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<ScenarioFigures> {
   const runs: RunFigures[] = [];
   const closed = { concurrency: o.concurrency };
-  runs.push(await measure(o, servers, s, 'direct', closed));
-  if (servers.gateway) runs.push(await measure(o, servers, s, 'gateway', closed));
-  if (servers.billingOff) runs.push(await measure(o, servers, s, 'gateway-billing-off', closed));
+  const vias: Via[] = ['direct'];
+  if (servers.gateway) vias.push('gateway');
+  if (servers.billingOff) vias.push('gateway-billing-off');
+  if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
+  const rounds = new Map<Via, RunFigures[]>(vias.map((v) => [v, []]));
+  for (let i = 0; i < o.rounds; i++) for (const via of vias) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
+  for (const via of vias) runs.push(medianRun(rounds.get(via)!));
   for (const rate of o.rates) {
     runs.push(await measure(o, servers, s, 'direct', { rate }));
     if (servers.gateway) runs.push(await measure(o, servers, s, 'gateway', { rate }));
   }
   return { scenario: s, runs };
+}
+
+/** The run with the median throughput (the lower middle one of an even count), marked with the round count. */
+function medianRun(runs: RunFigures[]): RunFigures {
+  const sorted = [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec);
+  const peaks = runs.flatMap((r) => (r.peakRssMb === undefined ? [] : [r.peakRssMb]));
+  return { ...sorted[Math.floor((sorted.length - 1) / 2)], rounds: runs.length, ...(peaks.length ? { peakRssMb: Math.max(...peaks) } : {}) };
 }
 
 /** Starts a gateway; on failure says why and goes on without it. */
@@ -211,7 +236,7 @@ async function tryStart<T>(what: string, start: () => Promise<T>, untested: stri
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
-  const runsPerScenario = 3 + 2 * o.rates.length;
+  const runsPerScenario = 4 * o.rounds + 2 * o.rates.length;
   const estimateS = ((o.durationMs + o.warmupMs) / 1000) * runsPerScenario * o.scenarios.length;
   process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
 
@@ -233,7 +258,8 @@ async function main(): Promise<void> {
     servers.apiKey = await tryStart('account and key setup (gateway accounts/credits/keys commands)', () => createBenchKey(onConfig), untested);
     if (servers.apiKey) servers.gateway = await tryStart('gateway (billing on)', () => startGatewayProcess('gateway', onConfig), untested);
     servers.billingOff = await tryStart('gateway (billing off)', () => startGatewayProcess('gateway-billing-off', offConfig), untested);
-    for (const c of [servers.gateway, servers.billingOff]) {
+    servers.bare = await tryStart('bare node:http proxy (the reference)', () => startBareProxyProcess(sim.url), untested);
+    for (const c of [servers.gateway, servers.billingOff, servers.bare]) {
       if (!c) continue;
       children.push(c);
       startupRss[c.name] = peakRssMb(c.pid);
@@ -275,7 +301,11 @@ function report(
     const peaks = results.flatMap((sf) => sf.runs.filter((r) => r.via === via).map((r) => r.peakRssMb ?? 0));
     return peaks.length ? Math.max(startupRss[name] ?? 0, ...peaks) : undefined;
   };
-  const peak = { gateway: gatewayPeak('gateway', 'gateway'), billingOff: gatewayPeak('gateway-billing-off', 'gateway-billing-off') };
+  const peak = {
+    gateway: gatewayPeak('gateway', 'gateway'),
+    billingOff: gatewayPeak('gateway-billing-off', 'gateway-billing-off'),
+    bare: gatewayPeak('bare-proxy', 'bare-proxy'),
+  };
   for (const v of validation) {
     const sf = results.find((r) => r.scenario.client === v.route && r.scenario.upstream === v.route && !r.scenario.stream)
       ?? results.find((r) => r.scenario.client === v.route && r.scenario.upstream === v.route);
@@ -287,8 +317,9 @@ function report(
 
   const out = [
     '',
-    `Gateway benchmark: closed loop at ${o.concurrency} in flight, open loop at ${o.rates.join(' and ')} req/s evenly paced; ` +
-      `${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
+    `Gateway benchmark: closed loop at ${o.concurrency} in flight (median of ${o.rounds} interleaved runs per server), ` +
+      `open loop at ${o.rates.join(' and ')} req/s evenly paced; ${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
+    'bare proxy: a node:http pass-through proxy (bench/bare-proxy.ts), the reference the targets are scaled by.',
     'Ratios are against the direct run (the same requests straight to the simulator) under the same load in this run.',
     '+p50/+p99/+TTFB: gateway minus direct (ms). TTFB: first body byte. CPU µs/req: the gateway process (all threads).',
     'CPU% gen/sim/gw/other: share of one core used by the load generator, the simulator, the gateway and all other processes.',
@@ -300,7 +331,8 @@ function report(
     'Request validation (in-process, this process):',
     validationReport(validation),
     '',
-    `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB ` +
+    `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
+      `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB ` +
       `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
     '',
     'Targets:',

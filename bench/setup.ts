@@ -2,7 +2,8 @@
 // simulator process, and an account with credit and an API key made with the operator CLI.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gatewayBin, startChild, type Child } from './procs.js';
 import { MODEL_BY_UPSTREAM, PROVIDER_BY_FORMAT } from './scenarios.js';
@@ -76,6 +77,12 @@ export async function createBenchKey(configFile: string): Promise<string> {
 
 export function startSimulatorProcess(): Promise<Child> {
   return startChild('simulator', ['simulate', '--port', '0', '--host', '127.0.0.1'], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1]);
+}
+
+/** The bare node:http pass-through proxy (bare-proxy.ts) in front of the simulator. */
+export function startBareProxyProcess(simUrl: string): Promise<Child> {
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'bare-proxy.js');
+  return startChild('bare-proxy', [simUrl], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], { script });
 }
 
 /** `gateway serve` logs a JSON line {"msg":"gateway listening","url":…} on stderr. */

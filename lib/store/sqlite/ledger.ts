@@ -2,9 +2,9 @@
 // are authoritative for admission: reserve() checks and counts a hold in one synchronous step, so
 // concurrent requests in this process can never overspend. Holds and charges reach the database
 // with the next batch; credits (grants, top-ups) are written at once with an fsync. Rows other
-// processes add to the journal are read in whenever SQLite reports a foreign commit, and after each
-// of our batches; our own charges among them (written by the writer thread) are recognised by
-// their hold and not counted twice.
+// processes add to the journal are read in whenever SQLite reports a foreign commit (our own writer
+// thread's batches are foreign commits too: their charges, counted when queued, are left out by
+// their hold's owner).
 import type {
   BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult,
 } from '../types.js';
@@ -44,15 +44,19 @@ interface PendingCharge {
   month: string;
 }
 
+/** What the ledger reads back of a journal row to count it. */
 interface JournalRow {
   id: number;
   account_id: number;
   key_id: number | null;
   kind: EntryKind;
   amount: number;
+  created_at: number;
+}
+
+interface FullJournalRow extends JournalRow {
   hold_id: string | null;
   note: string | null;
-  created_at: number;
 }
 
 /** A credit entry to post: an operator grant, or the top-up of a confirmed payment. */
@@ -78,14 +82,13 @@ export class SqliteLedger implements Ledger, BatchPart {
   private charges: PendingCharge[] = [];
   /** Taken by the batch in flight: queued again if it fails. */
   private inFlight: { holds: Set<HoldState>; charges: PendingCharge[] } = { holds: new Set(), charges: [] };
-  /** Holds whose charge this process queued and has not yet read back from the journal. */
-  private readonly ownCharges = new Set<string>();
   /** Every journal row with an id up to this one is reflected in memory. */
   private lastJournalId = 0;
   private holdSeq = 0;
   private closed = false;
 
   private readonly stmt;
+  private readonly readJournalSince: () => { rows: JournalRow[]; last: number | null };
 
   constructor(
     private readonly db: Db,
@@ -95,7 +98,10 @@ export class SqliteLedger implements Ledger, BatchPart {
     private readonly owner: HoldOwner,
   ) {
     this.stmt = {
-      journalSince: db.prepare('SELECT * FROM journal WHERE id > ? ORDER BY id'),
+      // Other processes' rows after `id`: our own charges (their hold is ours) are already counted.
+      foreignSince: db.prepare(`SELECT j.id, j.account_id, j.key_id, j.kind, j.amount, j.created_at FROM journal j
+        LEFT JOIN holds h ON h.id = j.hold_id WHERE j.id > ? AND h.owner_token IS NOT ? ORDER BY j.id`),
+      lastJournalId: db.prepare('SELECT MAX(id) FROM journal').pluck(),
       insertCredit: db.prepare(`INSERT INTO journal (account_id, kind, amount, payment_id, note, created_at)
         VALUES (?, ?, ?, ?, ?, ?)`),
       addBalance: db.prepare(`INSERT INTO balances (account_id, balance) VALUES (?, ?)
@@ -103,6 +109,10 @@ export class SqliteLedger implements Ledger, BatchPart {
       entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
       accountExists: db.prepare('SELECT 1 FROM accounts WHERE id = ?').pluck(),
     };
+    this.readJournalSince = db.transaction(() => ({
+      rows: this.stmt.foreignSince.all(this.lastJournalId, this.owner.token) as JournalRow[],
+      last: this.stmt.lastJournalId.get() as number | null,
+    }));
     this.load();
     changes.setForeignHandler(() => this.readForeignEntries());
     batcher.add(this);
@@ -118,7 +128,7 @@ export class SqliteLedger implements Ledger, BatchPart {
       for (const r of this.db.prepare('SELECT key_id, spent FROM key_spend WHERE month = ?').all(month) as any[]) {
         this.keys.set(r.key_id, { month, spent: r.spent, held: 0 });
       }
-      this.lastJournalId = (this.db.prepare('SELECT MAX(id) FROM journal').pluck().get() as number | null) ?? 0;
+      this.lastJournalId = (this.stmt.lastJournalId.get() as number | null) ?? 0;
     })();
   }
 
@@ -140,9 +150,10 @@ export class SqliteLedger implements Ledger, BatchPart {
   }
 
   private readForeignEntries(): void {
-    for (const r of this.stmt.journalSince.all(this.lastJournalId) as JournalRow[]) {
-      this.lastJournalId = r.id;
-      if (r.hold_id !== null && this.ownCharges.delete(r.hold_id)) continue; // counted when it was queued
+    // One read transaction: the rows and the last id come from the same snapshot.
+    const { rows, last } = this.readJournalSince();
+    this.lastJournalId = last ?? this.lastJournalId;
+    for (const r of rows) {
       this.account(r.account_id).balance += r.amount;
       if (r.kind === 'charge' && r.key_id !== null) {
         const month = this.months.month(r.created_at);
@@ -211,7 +222,6 @@ export class SqliteLedger implements Ledger, BatchPart {
       this.account(h.accountId).balance -= charged;
       this.key(h.keyId, month).spent += charged;
       this.charges.push({ accountId: h.accountId, keyId: h.keyId, amount: charged, holdId, createdAt: now, month });
-      this.ownCharges.add(holdId);
     }
     return charged;
   }
@@ -268,7 +278,7 @@ export class SqliteLedger implements Ledger, BatchPart {
   }
 
   async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
-    return (this.stmt.entries.all(accountId, opts.limit ?? 20) as JournalRow[]).map((r) => ({
+    return (this.stmt.entries.all(accountId, opts.limit ?? 20) as FullJournalRow[]).map((r) => ({
       id: r.id, accountId: r.account_id, keyId: r.key_id, kind: r.kind, amountNano: r.amount,
       holdId: r.hold_id, note: r.note, createdAt: r.created_at,
     }));
@@ -309,8 +319,6 @@ export class SqliteLedger implements Ledger, BatchPart {
   committed(): void {
     for (const h of this.inFlight.holds) h.persisted = true;
     this.inFlight = { holds: new Set(), charges: [] };
-    // Read our charges back (and anything another process added meanwhile), so ownCharges drains.
-    this.readForeignEntries();
   }
 
   failed(): void {

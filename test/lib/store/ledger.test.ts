@@ -200,6 +200,26 @@ t.test('the writer thread\'s batches are read back once: no charge counts twice,
   t.not(await store.sync(), v0, 'a key change still moves the counter');
 });
 
+t.test('two serving stores on one file each count the other\'s charges once, and their own once', async (t) => {
+  const { store: a, dbPath } = tempStore(t);
+  const acct = await seedAccount(a, 10 * USD);
+  const { store: b } = tempStore(t, { dbPath });
+  const charge = async (s: typeof a, usd: number) => {
+    const h = await s.ledger.reserve({ accountId: acct.accountId, keyId: acct.keyId, amount: usd * USD, monthlyLimitNano: null });
+    if (!h.ok) throw new Error('refused');
+    await s.ledger.settle(h.hold.id, usd * USD);
+  };
+  await b.sync();
+  await Promise.all([charge(a, 1), charge(b, 2), charge(a, 0.5)]);
+  await Promise.all([a.flush(), b.flush()]);
+  await a.sync();
+  await b.sync();
+  t.equal((await a.ledger.balance(acct.accountId)).balance, 6.5 * USD, 'the first sees both');
+  t.equal((await b.ledger.balance(acct.accountId)).balance, 6.5 * USD, 'the second sees both');
+  t.equal(await b.ledger.monthToDate(acct.keyId), 3.5 * USD);
+  t.same(await checkInvariants(a, { noOpenHolds: true }), []);
+});
+
 t.test('a batch that fails is written again with the next one, nothing lost or doubled', async (t) => {
   const { store, dbPath } = tempStore(t);
   const a = await seedAccount(store, 10 * USD);
