@@ -261,11 +261,14 @@ export interface Store {
   /** Where the data lives (file path for SQLite), for messages and test helpers. */
   readonly location: string;
   /**
-   * Take in changes made by other processes (the command line, a dashboard) and return a counter
-   * that moves whenever keys, routing, accounts or credits changed (here or elsewhere): a cache
-   * keyed on it is never stale by more than one call. Cheap when nothing changed.
+   * Take in changes made by other processes (the command line, a dashboard): their credits, and
+   * the change counter, which moves whenever keys, routing or accounts changed (here or
+   * elsewhere), so a cache keyed on it is never stale by more than one call. Cheap when nothing
+   * changed.
    */
   sync(): Promise<number>;
+  /** The change counter as this process knows it (its own changes and the last sync's), without asking the database. */
+  changeVersion(): number;
   /** Write everything queued now. */
   flush(): Promise<void>;
   /** Flush, release holds still open, close. */

@@ -1,6 +1,9 @@
 // auth: finds the caller's API key (Authorization: Bearer, or x-api-key) and loads what it may use
 // into ctx.auth. Lookups are cached; the store's change counter empties the caches whenever keys or
 // routing changed here or in another process (the command line), so a revoked key fails at once.
+// Other processes' changes are read from the database once per event-loop turn: requests handled in
+// one turn arrived together, and a request sent after a command line change finished arrives in a
+// later turn. This process's own changes count at once.
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { LRUCache } from 'lru-cache';
@@ -35,6 +38,24 @@ export default function auth(env: PluginEnv): Plugin {
   const keysByPrefix = new LRUCache<string, ApiKeyCredential[]>({ max: 10_000 });
   const routingByAccount = new LRUCache<number, RoutingSettings>({ max: 10_000 });
   let seenVersion = -1;
+  let syncedThisTurn = false;
+  const endTurn = () => {
+    syncedThisTurn = false;
+  };
+
+  async function sync(): Promise<void> {
+    if (!syncedThisTurn) {
+      syncedThisTurn = true;
+      setImmediate(endTurn);
+      await store.sync();
+    }
+    const version = store.changeVersion();
+    if (version !== seenVersion) {
+      keysByPrefix.clear();
+      routingByAccount.clear();
+      seenVersion = version;
+    }
+  }
 
   async function credentialsFor(prefix: string): Promise<ApiKeyCredential[]> {
     let found = keysByPrefix.get(prefix);
@@ -60,12 +81,7 @@ export default function auth(env: PluginEnv): Plugin {
   return {
     name: 'auth',
     async onRequest(ctx: RequestContext) {
-      const version = await store.sync();
-      if (version !== seenVersion) {
-        keysByPrefix.clear();
-        routingByAccount.clear();
-        seenVersion = version;
-      }
+      await sync();
       const values = presentedKeys(ctx.req.headers);
       let refusal: string | undefined;
       for (const value of values) {

@@ -56,6 +56,9 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     async sync() {
       return changes.check();
     },
+    changeVersion() {
+      return changes.version;
+    },
     flush() {
       return batcher.flush();
     },

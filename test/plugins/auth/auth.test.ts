@@ -76,12 +76,17 @@ t.test('changes by another process (the command line) apply on the very next req
   const { config, a, call } = await setup(t);
   t.match(await call({ 'x-api-key': a.secret }), { keyId: a.keyId, routing: { deny: [] } }, 'cached now');
 
+  // A request sent after the command finished reaches the server in a later event-loop turn.
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   const cli = openStore(config);
   await cli.routing.set(a.accountId, { deny: ['test/gpt'] });
+  await nextTurn();
   t.match(await call({ 'x-api-key': a.secret }), { routing: { deny: ['test/gpt'] } }, 'routing change seen');
   const fresh = await cli.keys.create({ accountId: a.accountId, name: 'made by the cli' });
+  await nextTurn();
   t.match(await call({ 'x-api-key': fresh.secret }), { keyId: fresh.key.id }, 'a new key works at once');
   await cli.keys.revoke(a.keyId);
   await cli.close();
+  await nextTurn();
   is401(t, await call({ 'x-api-key': a.secret }), /revoked/, 'a revoked key is refused at once');
 });
