@@ -79,6 +79,16 @@ t.test('serve: demo key works; SIGHUP reloads; SIGTERM lets a stream finish', as
   const ok = await post(url, key!, { model: 'test/gpt', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 });
   t.equal(ok.status, 200, ok.text);
 
+  // The command line changes keys while the server runs: the very next request sees it.
+  const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args, '--config', file, '--json'], { encoding: 'utf8', env: childEnv() });
+  const created = JSON.parse(cli('keys', 'create', '--account', 'demo@example.com', '--name', 'second').stdout);
+  const hi = { model: 'test/gpt', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 };
+  t.equal((await post(url, created.secret, hi)).status, 200, 'a key made by the command line works at once');
+  t.equal(cli('keys', 'revoke', String(created.key.id)).status, 0);
+  const refused = await post(url, created.secret, hi);
+  t.equal(refused.status, 401, 'and once revoked there, the next request is refused');
+  t.match(refused.text, /revoked/);
+
   // Reload with a new model: new requests see it.
   writeConfig('gw.json', (c) => {
     c.models.push({ id: 'test/new', context_window: 1000, max_output_tokens: 100 });
