@@ -387,8 +387,8 @@ export class Chain {
         else res.flushHeaders();
       }
 
-      /** Pass events through hooks[from..] and write what comes out. */
-      const run = (evs: StreamEvent[], from: number) => {
+      /** Pass events through hooks[from..]; the text that comes out, in SSE framing. */
+      const run = (evs: StreamEvent[], from: number): string => {
         let cur = evs;
         for (let i = from; i < hooks.length && cur.length > 0; i++) {
           if (cur.length === 1) {
@@ -408,7 +408,7 @@ export class Chain {
         }
         let text = '';
         for (const ev of cur) text += formatEvent(ev);
-        write(text);
+        return text;
       };
 
       const fail = (reason: string) => {
@@ -433,18 +433,25 @@ export class Chain {
       body.on('data', (chunk: Buffer) => {
         if (settled) return;
         idle.refresh();
+        // The events of one upstream chunk leave in one write (one syscall, not one per event).
+        let out = '';
         try {
           for (const raw of parser.push(chunk)) {
             const ev = new StreamEvent(raw);
             const kind = classifyEvent(up.format, ev);
-            if (kind === 'error') return fail(`upstream error event: ${eventErrorMessage(ev)}`);
-            if (kind === 'malformed') return fail('upstream sent a malformed event');
+            if (kind === 'error' || kind === 'malformed') {
+              write(out);
+              return fail(kind === 'error' ? `upstream error event: ${eventErrorMessage(ev)}` : 'upstream sent a malformed event');
+            }
             sawEvent = true;
             if (!sawEnd && endsStream(up.format, ev)) sawEnd = true;
+            // Before the commit, `out` goes to `pending` after what is there: the order holds.
             if (kind === 'output' && !committed) commit();
-            run([ev], 0);
+            out += run([ev], 0);
           }
+          write(out);
         } catch (e) {
+          write(out);
           if (e instanceof SseEventTooLarge) fail(`upstream sent ${e.message}`);
           else hookFailed(e);
         }
@@ -458,7 +465,7 @@ export class Chain {
           if (!sawEnd) return fail('upstream stream ended before its final event');
           for (let i = 0; i < hooks.length; i++) {
             const tail = hooks[i].onEnd?.();
-            if (tail && tail.length) run(tail, i + 1);
+            if (tail && tail.length) write(run(tail, i + 1));
           }
         } catch (e) {
           return hookFailed(e);

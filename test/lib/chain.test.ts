@@ -936,6 +936,22 @@ t.test('after the first output event, an upstream break ends the stream with ONE
   }
 });
 
+t.test('events of one upstream chunk leave together; an error event in the same chunk still comes after them', async (t) => {
+  const s = await setup(t);
+  const events = messagesStream('msg_p1');
+  // The whole start of the stream and then a break, in a single chunk: committed by its output events.
+  s.transports.on('p1', () => sseOf([events.slice(0, 4).join('') + overloadedEvent]));
+  s.transports.on('p2', () => sseOf(messagesStream('never')));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1', 'p2'], stream: true });
+  await s.settled();
+  const got = parseSse(r.text);
+  const sentBefore = events.slice(0, 4).flatMap(parseSse);
+  t.same(got.slice(0, sentBefore.length), sentBefore, 'the events before the error are all there, in order');
+  t.equal(got.length, sentBefore.length + 1, 'then exactly one more event');
+  t.equal(got.at(-1)!.event, 'error', 'the error event, last');
+  t.equal(s.transports.sent.length, 1, 'no failover after commit');
+});
+
 t.test('a stream commits after the commit timeout even without output', async (t) => {
   const s = await setup(t, { upstream: { commit_timeout_ms: 100 } });
   const body = new Body();
