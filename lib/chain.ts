@@ -60,6 +60,16 @@ class ClientGone extends Error {
   }
 }
 
+/** The request ran past upstream.max_request_ms: not the offer's fault, and no time is left for another. */
+class DeadlineExceeded extends Error {
+  constructor(readonly ms: number) {
+    super(`the request took longer than ${ms} ms (upstream.max_request_ms)`);
+  }
+}
+
+const timedOut = (e: DeadlineExceeded) =>
+  new GatewayError(504, 'timeout_error', 'request_timeout', `The request was ended: it took longer than the gateway's limit of ${e.ms} ms.`);
+
 export interface ChainDeps {
   config: GatewayConfig;
   transports: Transports;
@@ -216,14 +226,17 @@ export class Chain {
     const up = this.buildUpstream(ctx, offer);
     const call = this.send(ctx, res, up);
     ctx.client.onGone(() => call.abort(new ClientGone()));
-    const { first_byte_timeout_ms } = this.deps.config.upstream;
+    const { first_byte_timeout_ms, max_request_ms } = this.deps.config.upstream;
     const timer = setTimeout(() => call.abort(new AttemptFailed(`no response headers within ${first_byte_timeout_ms} ms`)), first_byte_timeout_ms);
+    const left = ctx.startedAt + max_request_ms - performance.now();
+    const deadline = setTimeout(() => call.abort(new DeadlineExceeded(max_request_ms)), Math.max(0, left));
     try {
       let upRes: UpstreamResponse;
       try {
         upRes = await call.response;
       } catch (e) {
         if (ctx.client.gone) throw new ClientGone();
+        if (e instanceof DeadlineExceeded) throw timedOut(e);
         return e instanceof AttemptFailed ? e : new AttemptFailed(describeNetworkError(e));
       } finally {
         clearTimeout(timer);
@@ -237,6 +250,7 @@ export class Chain {
       }
       return await this.stream(ctx, res, call, up, upRes.body);
     } finally {
+      clearTimeout(deadline);
       ctx.client.onGone(undefined);
     }
   }
@@ -263,7 +277,7 @@ export class Chain {
       });
       body.once('error', (e) => {
         clearTimeout(timer);
-        reject(ctx.client.gone ? new ClientGone() : e instanceof AttemptFailed ? e : new AttemptFailed(`upstream body: ${describeNetworkError(e)}`));
+        reject(ctx.client.gone ? new ClientGone() : e instanceof AttemptFailed || e instanceof DeadlineExceeded ? e : new AttemptFailed(`upstream body: ${describeNetworkError(e)}`));
       });
       body.once('close', () => {
         if (!body.readableEnded) {
@@ -280,6 +294,7 @@ export class Chain {
       text = (await this.readAll(ctx, call, upRes.body, MAX_ERROR_BODY)).toString('utf8');
     } catch (e) {
       if (e instanceof ClientGone) throw e;
+      if (e instanceof DeadlineExceeded) throw timedOut(e);
     }
     const message = upstreamErrorMessage(text);
     if (isFailoverStatus(upRes.status) || (upRes.status === 400 && OUTPUT_LIMIT_ERROR.test(message))) {
@@ -296,6 +311,7 @@ export class Chain {
       raw = await this.readAll(ctx, call, upRes.body);
     } catch (e) {
       if (e instanceof ClientGone) throw e;
+      if (e instanceof DeadlineExceeded) throw timedOut(e);
       return e as AttemptFailed;
     }
     let body: any;
@@ -418,7 +434,19 @@ export class Chain {
         if (!committed) return finish(new AttemptFailed(reason), true);
         // After the first byte the offer is fixed: tell the client in its own format and end.
         this.deps.breakers.failure(up.offer.listing);
-        const err = new GatewayError(502, 'api_error', 'upstream_stream_error', `The upstream stream broke: ${reason}`);
+        endWith(new GatewayError(502, 'api_error', 'upstream_stream_error', `The upstream stream broke: ${reason}`));
+      };
+
+      /** The request is out of time: no other offer, no breaker failure (the offer did nothing wrong). */
+      const expire = (e: DeadlineExceeded) => {
+        if (settled) return;
+        const err = timedOut(e);
+        if (!committed) return finish(err, false);
+        endWith(err);
+      };
+
+      /** End a committed stream with one error event in the client's format. */
+      const endWith = (err: GatewayError) => {
         ctx.error = err;
         res.end(errorEvent(err, clientFormat));
         finish(err, false);
@@ -475,7 +503,10 @@ export class Chain {
         res.end();
         finish('done', true);
       });
-      body.once('error', (e) => fail(e instanceof AttemptFailed ? e.reason : describeNetworkError(e)));
+      body.once('error', (e) => {
+        if (e instanceof DeadlineExceeded) expire(e);
+        else fail(e instanceof AttemptFailed ? e.reason : describeNetworkError(e));
+      });
       body.once('close', () => {
         if (!body.readableEnded) fail('upstream connection closed mid-stream');
       });

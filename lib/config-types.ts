@@ -18,6 +18,8 @@ export interface UpstreamConfig {
   idle_timeout_ms: number;
   /** A stream commits to its offer at its first output event, or after this long. */
   commit_timeout_ms: number;
+  /** A request (a stream included) ends after this long in all; older holds are swept. */
+  max_request_ms: number;
   max_sockets_per_provider: number;
 }
 

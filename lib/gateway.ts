@@ -30,6 +30,8 @@ export interface GatewayOptions {
   pages?: PageHandler[];
   /** Remember finished request ids so requestFinished() works (tests and tooling; off in production). */
   trackFinished?: boolean;
+  /** How often the hold sweeper runs (default HOLD_SWEEP_INTERVAL_MS; tests shorten it). */
+  holdSweepIntervalMs?: number;
 }
 
 export interface Gateway {
@@ -75,6 +77,28 @@ function buildChain(config: GatewayConfig, env: PluginEnv, deps: Omit<ChainDeps,
   return new Chain(plugins, { config, ...deps });
 }
 
+/** How often the sweeper looks for holds that outlived every request that could use them. */
+const HOLD_SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * Holds end in the request's done hooks (and at restart); this is the safety net for a hold whose
+ * end was missed. No request runs longer than upstream.max_request_ms, so a hold older than that
+ * (plus one interval for the done hooks) is not in use: it is released, and the log says so,
+ * because it means a bug.
+ */
+function startHoldSweeper(store: Store, config: () => GatewayConfig, clock: () => number, log: Logger, intervalMs: number): NodeJS.Timeout {
+  const timer = setInterval(async () => {
+    try {
+      const ids = await store.ledger.releaseExpired(clock() - config().upstream.max_request_ms - intervalMs);
+      if (ids.length) log('error', 'hold sweeper released holds that outlived their request', { count: ids.length, holds: ids.slice(0, 20) });
+    } catch (err) {
+      log('error', 'hold sweeper failed', { err });
+    }
+  }, intervalMs);
+  timer.unref();
+  return timer;
+}
+
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? stderrLogger;
   let simulator: Simulator | undefined;
@@ -110,6 +134,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
   });
   const url = await server.listen(config.server.port, config.server.host);
+  const sweeper = startHoldSweeper(store, () => current.config, opts.clock ?? Date.now, log, opts.holdSweepIntervalMs ?? HOLD_SWEEP_INTERVAL_MS);
 
   const gateway: Gateway = {
     url,
@@ -131,6 +156,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       gateway.config = next;
     },
     async close() {
+      clearInterval(sweeper);
       await server.shutdown(current.config.server.shutdown_grace_ms);
       for (const p of current.chain.plugins) await p.close?.();
       transports.close();

@@ -188,6 +188,11 @@ export interface Ledger {
   settle(holdId: string, chargeNano: number): Promise<number | null>;
   /** End a hold without charge; false when unknown or already ended. */
   release(holdId: string): Promise<boolean>;
+  /**
+   * The sweeper's safety net: release the open holds created before `before` (ms since the epoch),
+   * which no request can still be using. Returns their ids.
+   */
+  releaseExpired(before: number): Promise<string[]>;
   /** Add operator credit (kind 'grant'); durable before the promise resolves. */
   grant(accountId: number, amountNano: number, note?: string): Promise<LedgerEntry>;
   /** Newest first. */

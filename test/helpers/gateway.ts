@@ -45,6 +45,7 @@ export interface TestGatewayOptions {
   creditUsd?: number;
   clock?: () => number;
   log?: Logger;
+  holdSweepIntervalMs?: number;
 }
 
 export interface TestGateway {
@@ -75,7 +76,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
   const credit = parseUsd(String(opts.creditUsd ?? 100));
   if (credit > 0) await store.ledger.grant(account.id, credit, 'test credit');
   const { key, secret } = await store.keys.create({ accountId: account.id, name: 'test key' });
-  const gateway = await start(config, { store, clock: opts.clock, log: opts.log ?? silentLogger, trackFinished: true });
+  const gateway = await start(config, { store, clock: opts.clock, log: opts.log ?? silentLogger, trackFinished: true, holdSweepIntervalMs: opts.holdSweepIntervalMs });
   return {
     url: gateway.url,
     gateway,

@@ -741,6 +741,47 @@ t.test('no response headers within the first-byte timeout: the call is aborted a
   t.match(s.contexts[0].attempts[0], { listing: 'm@p1', outcome: 'failed', reason: 'no response headers within 100 ms' });
 });
 
+t.test('past upstream.max_request_ms before the first byte: 504 timeout_error, no other offer tried', async (t) => {
+  const s = await setup(t, { upstream: { max_request_ms: 150, first_byte_timeout_ms: 5000 }, breakers: new Breakers({ failure_threshold: 1, cooldown_ms: 60_000 }) });
+  s.transports.on('p1', () => new Promise<never>(() => {}));
+  s.transports.on('p2', () => jsonReply(200, messagesBody('msg_p2')));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1', 'p2'] });
+  await s.settled();
+  t.equal(r.status, 504);
+  t.match(json(r), { type: 'error', error: { type: 'timeout_error', message: /took longer than the gateway's limit of 150 ms/ } });
+  t.equal(s.transports.sent.length, 1, 'no failover: the request is out of time');
+  t.ok(s.transports.sent[0].aborted, 'the upstream call was aborted');
+  t.equal(s.breakers.isOpen('m@p1'), false, 'not counted against the offer');
+  t.same(s.dones.map((d) => d.outcome), ['error']);
+});
+
+t.test('past upstream.max_request_ms mid-stream: the stream ends with one timeout error event', async (t) => {
+  const s = await setup(t, { upstream: { max_request_ms: 300 }, breakers: new Breakers({ failure_threshold: 1, cooldown_ms: 60_000 }) });
+  const body = new Body();
+  const events = chatStream('c-1');
+  s.transports.on('c1', () => {
+    body.send(events[0]);
+    body.send(events[1]);
+    // Then a trickle of output that would go on for ever: the idle timeout never fires.
+    const trickle = setInterval(() => body.send(events[1]), 50);
+    body.stream.once('close', () => clearInterval(trickle));
+    return sseReply(body);
+  });
+  const r = await call(s.url, CHAT_PATH, { offers: ['c1', 'c2'], stream: true });
+  await s.settled();
+  t.equal(r.status, 200, 'the stream had started');
+  t.ok(r.complete, 'and ended cleanly');
+  const got = parseSse(r.text);
+  t.ok(got.length >= 3, 'output reached the client before the end');
+  t.match(JSON.parse(got.at(-1)!.data), { error: { type: 'timeout', code: 'request_timeout' } }, 'the last event is the timeout error');
+  t.equal(got.filter((e) => e.data.includes('"error"')).length, 1, 'exactly one error event');
+  t.ok(s.transports.sent[0].aborted, 'the upstream call was aborted');
+  t.equal(s.transports.sent.length, 1);
+  t.equal(s.breakers.isOpen('m@c1'), false, 'not counted against the offer');
+  t.equal(s.contexts[0].error?.code, 'request_timeout');
+  t.same(s.dones.map((d) => d.outcome), ['error']);
+});
+
 t.test('a 4xx such as 400 goes to the client in its format and is not failed over', async (t) => {
   const cases: [string, number, object][] = [
     [CHAT_PATH, 400, { error: { message: 'The upstream provider rejected the request: messages.0.content: must not be empty', type: 'invalid_request_error', param: null, code: 'upstream_rejected' } }],

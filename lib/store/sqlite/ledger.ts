@@ -233,6 +233,13 @@ export class SqliteLedger implements Ledger, BatchPart {
     return true;
   }
 
+  async releaseExpired(before: number): Promise<string[]> {
+    const expired = [...this.open.values()].filter((h) => h.createdAt < before);
+    const now = this.months.now();
+    for (const h of expired) this.end(h, 'released', 0, now);
+    return expired.map((h) => h.id);
+  }
+
   private end(h: HoldState, status: 'settled' | 'released', charged: number, now: number): void {
     this.open.delete(h.id);
     this.account(h.accountId).held -= h.amount;
