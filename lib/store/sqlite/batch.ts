@@ -38,6 +38,30 @@ export interface BatchPart {
   failed(): void;
 }
 
+/** Rows queued by key for the next batch, and the rows of the batch in flight (for a BatchPart). */
+export class QueuedRows<K, V> {
+  queued = new Map<K, V>();
+  inFlight = new Map<K, V>();
+
+  /** Hand over the queued rows: they are in flight now. */
+  take(): Map<K, V> {
+    this.inFlight = this.queued;
+    this.queued = new Map();
+    return this.inFlight;
+  }
+
+  committed(): void {
+    this.inFlight = new Map();
+  }
+
+  /** Queue the rows in flight again, ahead of newer ones; a newer row for the same key wins. */
+  failed(): void {
+    for (const [k, v] of this.queued) this.inFlight.set(k, v);
+    this.queued = this.inFlight;
+    this.inFlight = new Map();
+  }
+}
+
 /** Runs a batch's operations in one write transaction; resolves once it committed. */
 export interface BatchExecutor {
   run(ops: BatchOp[]): Promise<void>;

@@ -2,7 +2,7 @@
 // Reads merge the rows not yet confirmed written, and leave out their stored copies (a batch can
 // be in the file before the writer thread's confirmation arrives), so nothing counts twice.
 import type { DailyUsage, History, HistoryQuery, HistoryRow } from '../types.js';
-import type { BatchOp, BatchPart, WriteBatcher } from './batch.js';
+import { QueuedRows, type BatchOp, type BatchPart, type WriteBatcher } from './batch.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
@@ -79,10 +79,8 @@ const fromRow = (r: Row): HistoryRow => ({
 
 export class SqliteHistory implements History, BatchPart {
   private readonly stmt;
-  /** Rows not yet written, by request id (readable before they reach the file). */
-  private pending = new Map<string, HistoryRow>();
-  /** Rows of the batch in flight. */
-  private inFlight = new Map<string, HistoryRow>();
+  /** Rows not yet confirmed written, by request id (readable before they reach the file). */
+  private readonly rows = new QueuedRows<string, HistoryRow>();
   /** list() statements by their conditions (a handful of shapes). */
   private readonly listBy = new Map<string, Statement>();
 
@@ -96,17 +94,17 @@ export class SqliteHistory implements History, BatchPart {
   }
 
   record(row: HistoryRow): void {
-    this.pending.set(row.requestId, row);
+    this.rows.queued.set(row.requestId, row);
     this.batcher.schedule();
   }
 
   /** Rows not yet confirmed written: queued or in flight. */
   private unconfirmed(): HistoryRow[] {
-    return this.inFlight.size ? [...this.inFlight.values(), ...this.pending.values()] : [...this.pending.values()];
+    return [...this.rows.inFlight.values(), ...this.rows.queued.values()];
   }
 
   async get(requestId: string): Promise<HistoryRow | null> {
-    const queued = this.pending.get(requestId) ?? this.inFlight.get(requestId);
+    const queued = this.rows.queued.get(requestId) ?? this.rows.inFlight.get(requestId);
     if (queued) return queued;
     const r = this.stmt.get.get(requestId) as Row | undefined;
     return r ? fromRow(r) : null;
@@ -150,24 +148,20 @@ export class SqliteHistory implements History, BatchPart {
 
   take(): BatchOp[] {
     const ops: BatchOp[] = [];
-    for (const h of this.pending.values()) {
+    for (const h of this.rows.take().values()) {
       const u = h.usage;
       ops.push(['insertHistory', h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
         JSON.stringify(h.attempts), h.status, h.httpStatus, h.stream ? 1 : 0, u.input, u.output, u.cacheRead,
         u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error]);
     }
-    this.inFlight = this.pending;
-    this.pending = new Map();
     return ops;
   }
 
   committed(): void {
-    this.inFlight = new Map();
+    this.rows.committed();
   }
 
   failed(): void {
-    for (const [id, h] of this.pending) this.inFlight.set(id, h);
-    this.pending = this.inFlight;
-    this.inFlight = new Map();
+    this.rows.failed();
   }
 }

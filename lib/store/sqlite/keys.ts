@@ -2,7 +2,7 @@
 import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../api-key.js';
-import type { BatchOp, BatchPart, WriteBatcher } from './batch.js';
+import { QueuedRows, type BatchOp, type BatchPart, type WriteBatcher } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
 import type { Db } from './open.js';
@@ -29,8 +29,7 @@ const toRecord = (r: KeyRow): ApiKeyRecord => ({
 export class SqliteApiKeys implements ApiKeys, BatchPart {
   private readonly stmt;
   /** key id → last use, written with the next batch. */
-  private used = new Map<number, number>();
-  private inFlight = new Map<number, number>();
+  private readonly used = new QueuedRows<number, number>();
 
   constructor(
     db: Db,
@@ -96,26 +95,19 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
   }
 
   touch(id: number): void {
-    this.used.set(id, this.months.now());
+    this.used.queued.set(id, this.months.now());
     this.batcher.schedule();
   }
 
   take(): BatchOp[] {
-    const ops: BatchOp[] = [];
-    for (const [id, at] of this.used) ops.push(['touchKey', at, id]);
-    this.inFlight = this.used;
-    this.used = new Map();
-    return ops;
+    return [...this.used.take()].map(([id, at]): BatchOp => ['touchKey', at, id]);
   }
 
   committed(): void {
-    this.inFlight = new Map();
+    this.used.committed();
   }
 
   failed(): void {
-    // A newer use wins over the one that failed to be written.
-    for (const [id, at] of this.used) this.inFlight.set(id, at);
-    this.used = this.inFlight;
-    this.inFlight = new Map();
+    this.used.failed();
   }
 }
