@@ -31,6 +31,7 @@ import {
   writeConfig,
 } from './setup.js';
 import { measureValidation } from './validation.js';
+import { measureBillingHooks } from './billing-hooks.js';
 
 const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
@@ -243,6 +244,8 @@ async function main(): Promise<void> {
 
   process.stderr.write('timing request validation in-process…\n');
   const validation: ValidationShare[] = measureValidation(o.warmupMs > 300 ? 500 : 200);
+  process.stderr.write('timing the billing hooks in-process…\n');
+  const billingHooks = await measureBillingHooks(o.warmupMs > 300 ? 2000 : 500);
 
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const untested: string[] = [];
@@ -275,7 +278,7 @@ async function main(): Promise<void> {
     await Promise.all(children.map((c) => c.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
-  report(o, results, validation, startupRss, placement, children, untested);
+  report(o, results, validation, billingHooks, startupRss, placement, children, untested);
 }
 
 /** What ran where. */
@@ -293,6 +296,7 @@ function report(
   o: Options,
   results: ScenarioFigures[],
   validation: ValidationShare[],
+  billingHooks: { usPerRequest: number },
   startupRss: Record<string, number>,
   placement: string[],
   children: Child[],
@@ -332,6 +336,9 @@ function report(
     'Request validation (in-process, this process):',
     validationReport(validation),
     '',
+    `Billing hooks on the event loop (in-process, this process; auth + budget-hold + metering with a real store): ` +
+      `${billingHooks.usPerRequest.toFixed(1)} µs per request`,
+    '',
     `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
       `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB ` +
       `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
@@ -354,6 +361,7 @@ function report(
     placement,
     scenarios: results,
     validation,
+    billingHooksUsPerRequest: billingHooks.usPerRequest,
     peakRssMb: peak,
     startupPeakRssMb: startupRss,
     targets,
