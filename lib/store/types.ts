@@ -274,7 +274,7 @@ export interface Store {
   sync(): Promise<number>;
   /** The change counter as this process knows it (its own changes and the last sync's), without asking the database. */
   changeVersion(): number;
-  /** Write everything queued now. */
+  /** Write everything queued now; resolves once it is committed (by the writer thread, when there is one). */
   flush(): Promise<void>;
   /** Flush, release holds still open, close. */
   close(): Promise<void>;

@@ -84,28 +84,29 @@ export const messageDelta = (stop_reason: string, usage: Record<string, any> = {
   upMsg({ type: 'message_delta', delta: { stop_reason, stop_sequence: null }, usage });
 export const messageStop = () => upMsg({ type: 'message_stop' });
 
+/** What every chunk of one OpenAI stream repeats. */
+const CHUNK_HEAD = {
+  id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
+  object: 'chat.completion.chunk',
+  created: 1741570283,
+  model: 'gpt-up',
+  system_fingerprint: 'fp_06737a9306',
+};
 /** An OpenAI chunk; `usage: null` is present on every chunk when include_usage was asked. */
 export const chunk = (delta: Record<string, any>, finish_reason: string | null = null, extra: Record<string, any> = {}) =>
-  upChunk({
-    id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
-    object: 'chat.completion.chunk',
-    created: 1741570283,
-    model: 'gpt-up',
-    system_fingerprint: 'fp_06737a9306',
-    choices: [{ index: 0, delta, logprobs: null, finish_reason }],
-    usage: null,
-    ...extra,
-  });
-export const usageChunk = (usage: Record<string, any>) =>
-  upChunk({
-    id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
-    object: 'chat.completion.chunk',
-    created: 1741570283,
-    model: 'gpt-up',
-    system_fingerprint: 'fp_06737a9306',
-    choices: [],
-    usage,
-  });
+  upChunk({ ...CHUNK_HEAD, choices: [{ index: 0, delta, logprobs: null, finish_reason }], usage: null, ...extra });
+export const usageChunk = (usage: Record<string, any>) => upChunk({ ...CHUNK_HEAD, choices: [], usage });
+
+/** Failure mode 7, as the tests expect it (not imported from the converters they check). */
+export const STOP_TO_FINISH: [stopReason: string, finishReason: string][] = [
+  ['end_turn', 'stop'],
+  ['stop_sequence', 'stop'],
+  ['pause_turn', 'stop'],
+  ['max_tokens', 'length'],
+  ['model_context_window_exceeded', 'length'],
+  ['refusal', 'content_filter'],
+  ['tool_use', 'tool_calls'],
+];
 
 /**
  * The messages stream rules a client relies on: message_start first; blocks strictly one after

@@ -4,6 +4,7 @@ import { chatCompletionOf } from '../../../plugins/format-transform/response-mes
 import { messageOf } from '../../../plugins/format-transform/response-chat-to-messages.js';
 import { chatToMessagesRequest } from '../../../plugins/format-transform/chat-to-messages.js';
 import { messagesToChatRequest } from '../../../plugins/format-transform/messages-to-chat.js';
+import { STOP_TO_FINISH } from './fixtures.js';
 
 const anthropicMessage = (over: Record<string, any> = {}) => ({
   id: 'msg_01XFDUDYJgAACzvnptvVoYEL',
@@ -67,16 +68,7 @@ t.test('messages answer → chat completion for a chat client', async (t) => {
 
 t.test('failure mode 7: stop_reason → finish_reason, a turn with tool calls is always tool_calls', async (t) => {
   const text = [{ type: 'text', text: 'x' }];
-  const cases: [string, string][] = [
-    ['end_turn', 'stop'],
-    ['stop_sequence', 'stop'],
-    ['pause_turn', 'stop'],
-    ['max_tokens', 'length'],
-    ['model_context_window_exceeded', 'length'],
-    ['refusal', 'content_filter'],
-    ['tool_use', 'tool_calls'],
-  ];
-  for (const [stop, finish] of cases) {
+  for (const [stop, finish] of STOP_TO_FINISH) {
     t.equal(chatCompletionOf(anthropicMessage({ content: text, stop_reason: stop }), 'm', 0).choices[0].finish_reason, finish, stop);
   }
   t.equal(chatCompletionOf(anthropicMessage({ stop_reason: 'end_turn' }), 'm', 0).choices[0].finish_reason, 'tool_calls');

@@ -16,6 +16,7 @@ import {
   run,
   shape,
   sseText,
+  STOP_TO_FINISH,
 } from './fixtures.js';
 
 const MODEL = 'test/claude';
@@ -151,16 +152,7 @@ t.test('failure mode 1: a tool input that arrives whole in content_block_start i
 });
 
 t.test('failure mode 7: stop reasons map; a turn with tool calls is always tool_calls', async (t) => {
-  const cases: [string, string][] = [
-    ['end_turn', 'stop'],
-    ['stop_sequence', 'stop'],
-    ['pause_turn', 'stop'],
-    ['max_tokens', 'length'],
-    ['model_context_window_exceeded', 'length'],
-    ['refusal', 'content_filter'],
-    ['tool_use', 'tool_calls'],
-  ];
-  for (const [stop, finish] of cases) {
+  for (const [stop, finish] of STOP_TO_FINISH) {
     const out = shape(run(hook(), [messageStart(), messageDelta(stop), messageStop()]));
     t.equal((out.at(-2) as any).choices[0].finish_reason, finish, `${stop} → ${finish}`);
   }
