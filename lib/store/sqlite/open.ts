@@ -21,8 +21,7 @@ export function openDatabase(file: string): Db {
   // fsync per commit on the event loop. Credit grants and top-ups are the exception: they switch to
   // FULL for their own commit (see durableTransaction), so a confirmed credit survives power loss.
   db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  migrate(db);
+  migrate(db); // turns foreign keys on when done
   return db;
 }
 
@@ -31,15 +30,27 @@ function migrate(db: Db): void {
   const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort();
   const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').pluck();
   const record = db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)');
-  for (const name of files) {
-    if (applied.get(name)) continue;
-    const sql = readFileSync(join(migrationsDir, name), 'utf8');
-    // IMMEDIATE takes the write lock first, so two processes opening at once apply each file once.
-    db.transaction(() => {
-      if (applied.get(name)) return;
-      db.exec(sql);
-      record.run(name, Date.now());
-    }).immediate();
+  // Off while migrating (SQLite's procedure for rebuilding a table that others refer to; the pragma
+  // cannot change inside a transaction): each migration must leave every foreign key satisfied.
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (const name of files) {
+      if (applied.get(name)) continue;
+      const sql = readFileSync(join(migrationsDir, name), 'utf8');
+      // IMMEDIATE takes the write lock first, so two processes opening at once apply each file once.
+      db.transaction(() => {
+        if (applied.get(name)) return;
+        db.exec(sql);
+        const broken = db.pragma('foreign_key_check') as { table: string; rowid: number; parent: string }[];
+        if (broken.length) {
+          const [b] = broken;
+          throw new Error(`migration ${name} left ${broken.length} broken foreign keys (${b.table} row ${b.rowid} → ${b.parent})`);
+        }
+        record.run(name, Date.now());
+      }).immediate();
+    }
+  } finally {
+    db.pragma('foreign_keys = ON');
   }
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
@@ -66,4 +66,50 @@ t.test('background checkpoints: the serving connection never checkpoints itself;
   }
   t.ok(after > before, `the worker checkpointed the WAL into the file (${before} → ${after} bytes)`);
   await store.close();
+});
+
+t.test('migration 004 rebuilds holds and the journal of an existing database without losing a row', async (t) => {
+  const dbPath = join(tempDir(t), 'gateway.db');
+  // A database as the previous release left it: migrations 001–003 only, with money in it.
+  const old = new Database(dbPath);
+  old.pragma('journal_mode = WAL');
+  old.exec('CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  for (const name of readdirSync(migrationsDir).filter((f) => f < '004_' && f.endsWith('.sql')).sort()) {
+    old.exec(readFileSync(join(migrationsDir, name), 'utf8'));
+    old.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, 0)').run(name);
+  }
+  old.exec(`
+    INSERT INTO accounts (id, email, created_at) VALUES (1, 'old@example.com', 0);
+    INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) VALUES (7, 1, 'k', 'sk-service-ab', x'01', 0);
+    INSERT INTO journal (account_id, kind, amount, note, created_at) VALUES (1, 'grant', 5000, 'welcome', 1);
+    INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, owner_pid, owner_token)
+      VALUES ('h1', 1, 7, 'req_1', 900, 'settled', 300, 2, 3, 1, 'gone'), ('h2', 1, 7, 'req_2', 800, 'released', 0, 4, 5, 1, 'gone');
+    INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at) VALUES (1, 7, 'charge', -300, 'h1', 3);
+  `);
+  const journalBefore = old.prepare('SELECT * FROM journal ORDER BY id').all();
+  const holdsBefore = old.prepare('SELECT * FROM holds ORDER BY id').all();
+  old.close();
+
+  const store = openSqliteStore({ path: dbPath, commitIntervalMs: 1, clock: Date.now, backgroundWriter: false });
+  await store.ledger.grant(1, 1000, 'after the migration');
+  await store.close();
+
+  const db = new Database(dbPath, { readonly: true });
+  t.teardown(() => db.close());
+  const journal = db.prepare('SELECT * FROM journal ORDER BY id').all() as { id: number; note: string | null }[];
+  t.same(journal.slice(0, journalBefore.length), journalBefore, 'every journal row kept, with its id');
+  t.same(journal.map((r) => r.id), [1, 2, 3], 'the next entry takes the next id');
+  t.same(db.prepare('SELECT * FROM holds ORDER BY id').all(), holdsBefore, 'every hold kept');
+  t.same(db.pragma('foreign_key_check'), [], 'every charge still refers to its hold');
+  const schema = (name: string) => db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string | undefined;
+  t.match(schema('holds'), /WITHOUT ROWID/, 'holds: one B-tree');
+  t.notMatch(schema('journal'), /AUTOINCREMENT/, 'journal: no sqlite_sequence write per entry');
+  t.equal(schema('journal_key_time'), undefined, 'the unused index is gone');
+  t.ok(schema('journal_account') && schema('holds_open'), 'the indexes in use are rebuilt');
+  const writer = new Database(dbPath);
+  t.teardown(() => writer.close());
+  const charge = writer.prepare(`INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at) VALUES (1, 7, 'charge', -1, ?, 9)`);
+  t.throws(() => charge.run('h1'), /UNIQUE/, 'a hold is still charged at most once');
+  writer.pragma('foreign_keys = ON');
+  t.throws(() => charge.run('no-such-hold'), /FOREIGN KEY/, "a charge's hold must exist");
 });
