@@ -86,12 +86,21 @@ async function stopChild(proc: ChildProcess, exit: Promise<void>, exited: () => 
 /** USER_HZ, the unit of /proc/PID/stat times: 100 on every Linux ABI. */
 const TICKS_PER_SECOND = 100;
 
-/** utime + stime of the whole process (every thread), in ms; 10 ms resolution. */
-export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+function statCpuMs(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** utime + stime of the whole process (every thread), in ms; 10 ms resolution. */
+export function cpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of the process's main thread alone (Node's event loop), in ms. */
+export function mainThreadCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /** The peak resident set since start or since the last resetPeakRss, MB. */

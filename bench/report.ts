@@ -14,6 +14,8 @@ export interface RunFigures {
   rate?: number;
   /** Closed loop: the median of this many interleaved runs. */
   rounds?: number;
+  /** Closed loop: each round's throughput, in run order. */
+  roundReqPerSec?: number[];
   ok: number;
   errors: number;
   firstError?: string;
@@ -24,6 +26,8 @@ export interface RunFigures {
   ttfbP99Ms?: number;
   /** Gateway and bare-proxy runs: its CPU time (all threads, user + system) per request, µs. */
   cpuUsPerReq?: number;
+  /** Gateway and bare-proxy runs: the same, of the main thread (the event loop) alone. */
+  mainThreadCpuUsPerReq?: number;
   /** Gateway runs: its peak RSS during the run (warm-up included), MB. */
   peakRssMb?: number;
   /** Share of one core each process used during the measured run; `others`: every other process of the machine. */
@@ -98,7 +102,7 @@ export function scenarioReport(sf: ScenarioFigures): string {
       d ? signed(r.p99Ms - d.p99Ms) : '',
       s.stream ? fixed(r.ttfbP50Ms, 2) : '',
       s.stream && d ? signed(r.ttfbP50Ms! - d.ttfbP50Ms!) : '',
-      fixed(r.cpuUsPerReq, 0),
+      r.cpuUsPerReq === undefined ? '' : `${fixed(r.cpuUsPerReq, 0)} (${fixed(r.mainThreadCpuUsPerReq, 0)})`,
       fixed(r.peakRssMb, 1),
       `${fixed(cpu.loadgen, 0)}/${fixed(cpu.simulator, 0)}/${fixed(cpu.gateway, 0)}/${fixed(cpu.others, 0)}`,
       r.loop === 'open' ? fixed(r.sendLateP99Ms, 2) : '',
@@ -108,13 +112,18 @@ export function scenarioReport(sf: ScenarioFigures): string {
   const out = [
     `${s.title}   [${s.id}: model ${s.model}, expected offer ${s.listing}]`,
     table(
-      ['run', 'req/s', 'x direct', 'p50 ms', 'p99 ms', '+p50', '+p99', 'TTFB p50', '+TTFB', 'CPU µs/req', 'RSS MB', 'CPU% gen/sim/gw/other', 'late p99', 'errors'],
+      ['run', 'req/s', 'x direct', 'p50 ms', 'p99 ms', '+p50', '+p99', 'TTFB p50', '+TTFB', 'CPU µs/req (main)', 'RSS MB', 'CPU% gen/sim/gw/other', 'late p99', 'errors'],
       rows,
     ),
   ];
   const on = find(runs, 'gateway', 'closed');
   const off = find(runs, 'gateway-billing-off', 'closed');
-  if (on && off) out.push(`billing on / billing off throughput: ${fixed(ratio(on.reqPerSec, off.reqPerSec), 3)}`);
+  if (on && off) {
+    const rounds = on.roundReqPerSec && off.roundReqPerSec && on.roundReqPerSec.length === off.roundReqPerSec.length && on.roundReqPerSec.length > 1
+      ? `; round by round ${on.roundReqPerSec.map((x, i) => fixed(ratio(x, off.roundReqPerSec![i]), 2)).join(', ')}`
+      : '';
+    out.push(`billing on / billing off throughput: ${fixed(ratio(on.reqPerSec, off.reqPerSec), 3)} (medians)${rounds}`);
+  }
   for (const r of runs) {
     if (r.cpuPercent.others > BUSY_PERCENT)
       out.push(`!! ${label(r)}: other processes used ${r.cpuPercent.others.toFixed(0)}% of a core meanwhile: not a reliable figure`);

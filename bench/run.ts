@@ -8,7 +8,7 @@ import { hrtime } from 'node:process';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../lib/package-root.js';
 import { closedLoop, keepAliveAgent, openLoop, quantile, type LoadResult } from './load.js';
-import { cpuMs, machineBusyMs, peakRssMb, resetPeakRss, type Child } from './procs.js';
+import { cpuMs, machineBusyMs, mainThreadCpuMs, peakRssMb, resetPeakRss, type Child } from './procs.js';
 import {
   checkTargets,
   scenarioReport,
@@ -136,7 +136,13 @@ async function measure(o: Options, servers: Servers, s: Scenario, via: Via, load
     p50Ms: ms(quantile(r.latencyNs, 0.5)),
     p99Ms: ms(quantile(r.latencyNs, 0.99)),
     ...(s.stream ? { ttfbP50Ms: ms(quantile(r.ttfbNs, 0.5)), ttfbP99Ms: ms(quantile(r.ttfbNs, 0.99)) } : {}),
-    ...(gwPid ? { cpuUsPerReq: (cpu.gatewayMs * 1000) / (r.ok + r.errors), peakRssMb: peakRssMb(gwPid) } : {}),
+    ...(gwPid
+      ? {
+          cpuUsPerReq: (cpu.gatewayMs * 1000) / (r.ok + r.errors),
+          mainThreadCpuUsPerReq: (cpu.gatewayMainMs * 1000) / (r.ok + r.errors),
+          peakRssMb: peakRssMb(gwPid),
+        }
+      : {}),
     cpuPercent: cpu.percent,
     ...(r.sendLateNs ? { sendLateP99Ms: ms(quantile(r.sendLateNs, 0.99)), skipped: r.skipped } : {}),
     problem: sampleProblem(s, via, warm),
@@ -154,6 +160,7 @@ interface CpuSnapshot {
   loadgen: NodeJS.CpuUsage;
   simulatorMs: number;
   gatewayMs: number;
+  gatewayMainMs: number;
   machineMs: number;
 }
 
@@ -163,12 +170,13 @@ function cpuSnapshot(simPid: number, gwPid: number | undefined): CpuSnapshot {
     loadgen: process.cpuUsage(),
     simulatorMs: cpuMs(simPid),
     gatewayMs: gwPid ? cpuMs(gwPid) : 0,
+    gatewayMainMs: gwPid ? mainThreadCpuMs(gwPid) : 0,
     machineMs: machineBusyMs(),
   };
 }
 
 /** CPU used between two snapshots: the gateway's ms, and each process's share of one core. */
-function cpuUse(a: CpuSnapshot, b: CpuSnapshot): { gatewayMs: number; percent: RunFigures['cpuPercent'] } {
+function cpuUse(a: CpuSnapshot, b: CpuSnapshot): { gatewayMs: number; gatewayMainMs: number; percent: RunFigures['cpuPercent'] } {
   const wallMs = ms(Number(b.at - a.at));
   const loadgenMs = (b.loadgen.user - a.loadgen.user + b.loadgen.system - a.loadgen.system) / 1000;
   const simulatorMs = b.simulatorMs - a.simulatorMs;
@@ -177,6 +185,7 @@ function cpuUse(a: CpuSnapshot, b: CpuSnapshot): { gatewayMs: number; percent: R
   const pct = (cpuMs: number) => (cpuMs / wallMs) * 100;
   return {
     gatewayMs,
+    gatewayMainMs: b.gatewayMainMs - a.gatewayMainMs,
     percent: {
       loadgen: pct(loadgenMs),
       simulator: pct(simulatorMs),
@@ -217,11 +226,19 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
   return { scenario: s, runs };
 }
 
-/** The run with the median throughput (the lower middle one of an even count), marked with the round count. */
+/**
+ * The run with the median throughput (the lower middle one of an even count), marked with the
+ * round count and every round's throughput in run order (a round's runs of each server ran back to back).
+ */
 function medianRun(runs: RunFigures[]): RunFigures {
   const sorted = [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec);
   const peaks = runs.flatMap((r) => (r.peakRssMb === undefined ? [] : [r.peakRssMb]));
-  return { ...sorted[Math.floor((sorted.length - 1) / 2)], rounds: runs.length, ...(peaks.length ? { peakRssMb: Math.max(...peaks) } : {}) };
+  return {
+    ...sorted[Math.floor((sorted.length - 1) / 2)],
+    rounds: runs.length,
+    roundReqPerSec: runs.map((r) => r.reqPerSec),
+    ...(peaks.length ? { peakRssMb: Math.max(...peaks) } : {}),
+  };
 }
 
 /** Starts a gateway; on failure says why and goes on without it. */
@@ -245,7 +262,8 @@ async function main(): Promise<void> {
   process.stderr.write('timing request validation in-process…\n');
   const validation: ValidationShare[] = measureValidation(o.warmupMs > 300 ? 500 : 200);
   process.stderr.write('timing the billing hooks in-process…\n');
-  const billingHooks = await measureBillingHooks(o.warmupMs > 300 ? 2000 : 500);
+  const hooksMs = o.warmupMs > 300 ? 2000 : 500;
+  const billingHooks = { busy: await measureBillingHooks(hooksMs, 8), single: await measureBillingHooks(hooksMs, 1) };
 
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const untested: string[] = [];
@@ -296,7 +314,7 @@ function report(
   o: Options,
   results: ScenarioFigures[],
   validation: ValidationShare[],
-  billingHooks: { usPerRequest: number },
+  billingHooks: { busy: { usPerRequest: number }; single: { usPerRequest: number } },
   startupRss: Record<string, number>,
   placement: string[],
   children: Child[],
@@ -326,7 +344,7 @@ function report(
       `open loop at ${o.rates.join(' and ')} req/s evenly paced; ${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
     'bare proxy: a node:http pass-through proxy (bench/bare-proxy.ts), the reference the targets are scaled by.',
     'Ratios are against the direct run (the same requests straight to the simulator) under the same load in this run.',
-    '+p50/+p99/+TTFB: gateway minus direct (ms). TTFB: first body byte. CPU µs/req: the gateway process (all threads).',
+    '+p50/+p99/+TTFB: gateway minus direct (ms). TTFB: first body byte. CPU µs/req: the gateway process (all threads; its main thread, the event loop, in brackets).',
     'CPU% gen/sim/gw/other: share of one core used by the load generator, the simulator, the gateway and all other processes.',
     'late p99: how late the open loop sent its requests against their schedule (ms); latency is timed from the actual send.',
     '',
@@ -337,7 +355,8 @@ function report(
     validationReport(validation),
     '',
     `Billing hooks on the event loop (in-process, this process; auth + budget-hold + metering with a real store): ` +
-      `${billingHooks.usPerRequest.toFixed(1)} µs per request`,
+      `${billingHooks.busy.usPerRequest.toFixed(1)} µs per request at 8 requests per event-loop turn, ` +
+      `${billingHooks.single.usPerRequest.toFixed(1)} µs at one per turn`,
     '',
     `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
       `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB ` +
@@ -361,7 +380,8 @@ function report(
     placement,
     scenarios: results,
     validation,
-    billingHooksUsPerRequest: billingHooks.usPerRequest,
+    billingHooksUsPerRequest: billingHooks.busy.usPerRequest,
+    billingHooksUsPerRequestOnePerTurn: billingHooks.single.usPerRequest,
     peakRssMb: peak,
     startupPeakRssMb: startupRss,
     targets,
