@@ -38,7 +38,8 @@ export async function measureBillingHooks(ms: number, perTurn: number): Promise<
     const offer = { listing: 'bench/m@p', model: { id: 'bench/m' }, upstreamModel: 'up', prices: unitPrices({ input: 1, output: 2 }), provider: { format: 'chat' } } as unknown as Offer;
     const up = { offer, format: 'chat' } as UpstreamRequest;
     const answer = { choices: [{ message: { role: 'assistant', content: 'hello' } }], usage: { prompt_tokens: 500, completion_tokens: 20 } };
-    const req = { headers: { authorization: `Bearer ${secret}` } } as unknown as IncomingMessage;
+    // One keep-alive client connection sending the same key on every request.
+    const req = { headers: { authorization: `Bearer ${secret}` }, socket: {} } as unknown as IncomingMessage;
     let n = 0;
     const request = () => {
       const ctx = createContext({ id: `bench-${n++}`, route: 'chat', clientFormat: 'chat', req });

@@ -9,9 +9,9 @@ async function setup(t: Test) {
   const a = await seedAccount(ts.store, 0, { allowedModels: ['test/gpt'], monthlyLimitNano: 7_000_000_000 });
   const other = await ts.store.keys.create({ accountId: a.accountId, name: 'other' });
   const plugin = auth(pluginEnv(ts.store, ts.config));
-  /** Runs auth for these headers: the AuthInfo, or the 401 thrown. */
-  const call = async (headers: Record<string, string>) => {
-    const ctx = requestContext({ headers });
+  /** Runs auth for these headers (on this connection, if given): the AuthInfo, or the 401 thrown. */
+  const call = async (headers: Record<string, string>, socket?: object) => {
+    const ctx = requestContext({ headers, socket });
     try {
       await plugin.onRequest!(ctx);
       return ctx.auth!;
@@ -89,4 +89,34 @@ t.test('changes by another process (the command line) apply on the very next req
   await cli.close();
   await nextTurn();
   is401(t, await call({ 'x-api-key': a.secret }), /revoked/, 'a revoked key is refused at once');
+});
+
+t.test('one keep-alive connection: each request is judged by its own credentials', async (t) => {
+  const { store, config, a, other, call } = await setup(t);
+  const conn = {}; // a connection that may carry several clients (a proxy in front of the gateway)
+  t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { keyId: a.keyId }, 'first request');
+  t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { keyId: a.keyId }, 'the same key again');
+  t.match(await call({ authorization: `Bearer ${other.secret}` }, conn), { keyId: other.key.id }, 'another key on it');
+  t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { keyId: a.keyId }, 'and back');
+  const wrong = a.secret.slice(0, -1) + (a.secret.endsWith('A') ? 'B' : 'A');
+  is401(t, await call({ authorization: `Bearer ${wrong}` }, conn), /Invalid API key/, 'one character changed');
+  t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { keyId: a.keyId }, 'the right key after a wrong one');
+  t.match(await call({ authorization: `Bearer ${a.secret}`, 'x-api-key': other.secret }, conn), { keyId: a.keyId },
+    'a second header makes other credentials: Bearer still wins');
+  t.match(await call({ authorization: `Bearer ${wrong}`, 'x-api-key': a.secret }, conn), { keyId: a.keyId },
+    'an unrecognized Bearer still falls back to x-api-key');
+  is401(t, await call({}, conn), /Missing API key/, 'no credentials at all');
+
+  await store.routing.set(a.accountId, { deny: ['test/claude'] });
+  t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { routing: { deny: ['test/claude'] } },
+    'a routing change made by this process is seen at once');
+  await store.keys.revoke(other.key.id);
+  is401(t, await call({ authorization: `Bearer ${other.secret}` }, conn), /revoked/, 'a key revoked by this process');
+
+  t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { keyId: a.keyId }, 'remembered again');
+  const cli = openStore(config);
+  await cli.keys.revoke(a.keyId);
+  await cli.close();
+  await new Promise((resolve) => setImmediate(resolve)); // the next request arrives in a later turn
+  is401(t, await call({ authorization: `Bearer ${a.secret}` }, conn), /revoked/, 'a key revoked by the command line');
 });
