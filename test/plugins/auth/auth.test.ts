@@ -110,6 +110,7 @@ t.test('one keep-alive connection: each request is judged by its own credentials
   await store.routing.set(a.accountId, { deny: ['test/claude'] });
   t.match(await call({ authorization: `Bearer ${a.secret}` }, conn), { routing: { deny: ['test/claude'] } },
     'a routing change made by this process is seen at once');
+  t.match(await call({ authorization: `Bearer ${other.secret}` }, conn), { keyId: other.key.id }, 'the other key, remembered');
   await store.keys.revoke(other.key.id);
   is401(t, await call({ authorization: `Bearer ${other.secret}` }, conn), /revoked/, 'a key revoked by this process');
 
