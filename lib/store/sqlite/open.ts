@@ -21,7 +21,12 @@ export function openDatabase(file: string): Db {
   // fsync per commit on the event loop. Credit grants and top-ups are the exception: they switch to
   // FULL for their own commit (see durableTransaction), so a confirmed credit survives power loss.
   db.pragma('synchronous = NORMAL');
-  migrate(db); // turns foreign keys on when done
+  try {
+    migrate(db); // turns foreign keys on when done
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 

@@ -68,9 +68,8 @@ t.test('background checkpoints: the serving connection never checkpoints itself;
   await store.close();
 });
 
-t.test('migration 004 rebuilds holds and the journal of an existing database without losing a row', async (t) => {
-  const dbPath = join(tempDir(t), 'gateway.db');
-  // A database as the previous release left it: migrations 001–003 only, with money in it.
+/** A database as the release before migration 004 left it: migrations 001–003 applied, nothing else. */
+function databaseBefore004(dbPath: string): Database.Database {
   const old = new Database(dbPath);
   old.pragma('journal_mode = WAL');
   old.exec('CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
@@ -78,6 +77,12 @@ t.test('migration 004 rebuilds holds and the journal of an existing database wit
     old.exec(readFileSync(join(migrationsDir, name), 'utf8'));
     old.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, 0)').run(name);
   }
+  return old;
+}
+
+t.test('migration 004 rebuilds holds and the journal of an existing database without losing a row', async (t) => {
+  const dbPath = join(tempDir(t), 'gateway.db');
+  const old = databaseBefore004(dbPath);
   old.exec(`
     INSERT INTO accounts (id, email, created_at) VALUES (1, 'old@example.com', 0);
     INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) VALUES (7, 1, 'k', 'sk-service-ab', x'01', 0);
@@ -112,4 +117,22 @@ t.test('migration 004 rebuilds holds and the journal of an existing database wit
   t.throws(() => charge.run('h1'), /UNIQUE/, 'a hold is still charged at most once');
   writer.pragma('foreign_keys = ON');
   t.throws(() => charge.run('no-such-hold'), /FOREIGN KEY/, "a charge's hold must exist");
+});
+
+t.test('a migration that leaves a broken foreign key is refused and rolled back', async (t) => {
+  const dbPath = join(tempDir(t), 'gateway.db');
+  const old = databaseBefore004(dbPath);
+  // A charge whose hold row is missing, as only a database written with foreign keys off can hold.
+  old.pragma('foreign_keys = OFF');
+  old.exec(`INSERT INTO accounts (id, email, created_at) VALUES (1, 'old@example.com', 0);
+    INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at) VALUES (1, 7, 'charge', -300, 'lost', 3);`);
+  old.close();
+
+  t.throws(() => openSqliteStore({ path: dbPath, commitIntervalMs: 1, clock: Date.now, backgroundWriter: false }),
+    /migration 004_lean_batch_writes\.sql left 1 broken foreign keys \(journal row 1 → holds\)/);
+  const db = new Database(dbPath, { readonly: true });
+  t.teardown(() => db.close());
+  t.notOk(db.prepare(`SELECT 1 FROM schema_migrations WHERE name LIKE '004_%'`).get(), 'not recorded as applied');
+  t.match(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'journal'`).pluck().get(), /AUTOINCREMENT/, 'the old journal is intact');
+  t.equal(db.prepare('SELECT COUNT(*) FROM journal').pluck().get(), 1, 'with its row');
 });
