@@ -114,5 +114,8 @@ t.test('serve: demo key works; SIGHUP reloads; SIGTERM lets a stream finish', as
   // The demo account is made once: a second start prints no new key.
   const again = await serve(file);
   t.equal(again.key, null);
+  // Wait for its shutdown (last batch, WAL checkpoint) before the teardown removes the directory.
+  const againExited = new Promise((resolve) => again.child.once('exit', resolve));
   again.child.kill('SIGTERM');
+  await againExited;
 });
