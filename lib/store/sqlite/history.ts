@@ -2,7 +2,7 @@
 // Reads merge the rows not yet confirmed written, and leave out their stored copies (a batch can
 // be in the file before the writer thread's confirmation arrives), so nothing counts twice.
 import type { DailyUsage, History, HistoryQuery, HistoryRow } from '../types.js';
-import { QueuedRows, type BatchOp, type BatchPart, type WriteBatcher } from './batch.js';
+import { QueuedRows, type Batch, type BatchPart, type WriteBatcher } from './batch.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
@@ -146,15 +146,14 @@ export class SqliteHistory implements History, BatchPart {
     return [...days.values()].sort((a, b) => a.day - b.day);
   }
 
-  take(): BatchOp[] {
-    const ops: BatchOp[] = [];
+  take(batch: Batch): void {
+    const rows = batch.insertHistory;
     for (const h of this.rows.take().values()) {
       const u = h.usage;
-      ops.push(['insertHistory', h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
+      rows.push(h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
         JSON.stringify(h.attempts), h.status, h.httpStatus, h.stream ? 1 : 0, u.input, u.output, u.cacheRead,
-        u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error]);
+        u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error);
     }
-    return ops;
   }
 
   committed(): void {

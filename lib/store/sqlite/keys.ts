@@ -2,7 +2,7 @@
 import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../api-key.js';
-import { QueuedRows, type BatchOp, type BatchPart, type WriteBatcher } from './batch.js';
+import { QueuedRows, type Batch, type BatchPart, type WriteBatcher } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
 import type { Db } from './open.js';
@@ -99,8 +99,8 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
     this.batcher.schedule();
   }
 
-  take(): BatchOp[] {
-    return [...this.used.take()].map(([id, at]): BatchOp => ['touchKey', at, id]);
+  take(batch: Batch): void {
+    for (const [id, at] of this.used.take()) batch.touchKey.push(at, id);
   }
 
   committed(): void {

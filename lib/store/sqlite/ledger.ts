@@ -10,7 +10,7 @@ import type {
 } from '../types.js';
 import { StoreError } from '../types.js';
 import { processRuns } from '../process.js';
-import type { BatchOp, BatchPart, WriteBatcher } from './batch.js';
+import type { Batch, BatchPart, WriteBatcher } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from './month.js';
 import { durableTransaction, type Db } from './open.js';
@@ -293,34 +293,32 @@ export class SqliteLedger implements Ledger, BatchPart {
 
   // --- batch part ---
 
-  take(): BatchOp[] {
-    const ops: BatchOp[] = [];
-    // Holds first: a charge's journal row refers to its hold's row.
+  take(batch: Batch): void {
+    // Holds first (BATCH_SQL's order): a charge's journal row refers to its hold's row.
     for (const h of this.dirtyHolds) {
       if (!h.persisted) {
-        ops.push(['insertHold', h.id, h.accountId, h.keyId, h.requestId, h.amount, h.status, h.charged,
-          h.createdAt, h.endedAt, this.owner.pid, this.owner.token]);
+        batch.insertHold.push(h.id, h.accountId, h.keyId, h.requestId, h.amount, h.status, h.charged,
+          h.createdAt, h.endedAt, this.owner.pid, this.owner.token);
       } else if (h.status !== 'open') {
-        ops.push(['endHold', h.status, h.charged, h.endedAt, h.id]);
+        batch.endHold.push(h.status, h.charged, h.endedAt, h.id);
       }
     }
     const balances = new Map<number, number>();
     const spend = new Map<string, [number, string, number]>();
     for (const c of this.charges) {
-      ops.push(['insertCharge', c.accountId, c.keyId, -c.amount, c.holdId, c.createdAt]);
+      batch.insertCharge.push(c.accountId, c.keyId, -c.amount, c.holdId, c.createdAt);
       balances.set(c.accountId, (balances.get(c.accountId) ?? 0) - c.amount);
       const sk = `${c.keyId} ${c.month}`;
       const s = spend.get(sk);
       if (s) s[2] += c.amount;
       else spend.set(sk, [c.keyId, c.month, c.amount]);
     }
-    for (const [account, delta] of balances) ops.push(['addBalance', account, delta]);
-    for (const s of spend.values()) ops.push(['addSpend', ...s]);
+    for (const [account, delta] of balances) batch.addBalance.push(account, delta);
+    for (const s of spend.values()) batch.addSpend.push(...s);
     // Snapshots of the holds' state went out: a hold that changes from here on is queued again.
     this.inFlight = { holds: this.dirtyHolds, charges: this.charges };
     this.dirtyHolds = new Set();
     this.charges = [];
-    return ops;
   }
 
   committed(): void {

@@ -5,7 +5,7 @@
 // Checkpoints are PASSIVE: they never wait for, nor block, a writer.
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
-import { BATCH_SQL, type BatchExecutor, type BatchOp } from './batch.js';
+import { BATCH_SQL, batchWriter, type Batch, type BatchExecutor } from './batch.js';
 import type { Db } from './open.js';
 
 const WORKER_SOURCE = `
@@ -15,18 +15,15 @@ const db = new Database(workerData.file, { timeout: 5000 });
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
 db.pragma('wal_autocheckpoint = 0');
-const stmts = new Map(Object.entries(workerData.sql).map(([name, sql]) => [name, db.prepare(sql)]));
-const apply = db.transaction((ops) => {
-  for (const [name, ...params] of ops) stmts.get(name).run(...params);
-});
+const write = (${batchWriter.toString()})(db, workerData.sql);
 const checkpoint = () => {
   try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (e) { parentPort.postMessage({ warning: String(e) }); }
 };
 const timer = setInterval(checkpoint, workerData.checkpointMs);
 parentPort.on('message', (m) => {
-  if (m.ops) {
+  if (m.batch) {
     try {
-      apply.immediate(m.ops);
+      write(m.batch);
       parentPort.postMessage({ id: m.id });
     } catch (e) {
       parentPort.postMessage({ id: m.id, error: String(e && e.stack || e) });
@@ -78,13 +75,13 @@ export class StoreWriter implements BatchExecutor {
     this.waiting.clear();
   }
 
-  run(ops: BatchOp[]): Promise<void> {
+  run(batch: Batch): Promise<void> {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise<void>((resolve, reject) => {
       const id = this.nextId++;
       this.waiting.set(id, { resolve, reject });
       this.worker.ref(); // a batch in flight keeps the process alive until it is written
-      this.worker.postMessage({ id, ops });
+      this.worker.postMessage({ id, batch });
     }).finally(() => {
       if (this.waiting.size === 0 && !this.closing) this.worker.unref();
     });
