@@ -12,6 +12,8 @@ export class ChangeWatcher {
   private counter: number;
   private readonly readDataVersion;
   private readonly readCounter;
+  /** The foreign handler's reads and the counter, in one read transaction (one snapshot, one lock). */
+  private readonly readForeign: () => number;
   private onForeign: () => void = () => {};
 
   constructor(db: Db) {
@@ -19,9 +21,13 @@ export class ChangeWatcher {
     this.readCounter = db.prepare('SELECT n FROM change_counter').pluck();
     this.dataVersion = this.readDataVersion.get() as number;
     this.counter = this.readCounter.get() as number;
+    this.readForeign = db.transaction(() => {
+      this.onForeign();
+      return this.readCounter.get() as number;
+    });
   }
 
-  /** Called (synchronously, possibly inside a write transaction) when another connection committed. */
+  /** Called (synchronously, inside a read transaction or the caller's write transaction) when another connection committed. */
   setForeignHandler(fn: () => void): void {
     this.onForeign = fn;
   }
@@ -30,8 +36,7 @@ export class ChangeWatcher {
     const v = this.readDataVersion.get() as number;
     if (v !== this.dataVersion) {
       this.dataVersion = v;
-      this.onForeign();
-      const n = this.readCounter.get() as number;
+      const n = this.readForeign();
       if (n !== this.counter) {
         this.counter = n;
         this.version++;

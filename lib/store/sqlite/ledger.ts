@@ -3,8 +3,8 @@
 // concurrent requests in this process can never overspend. Holds and charges reach the database
 // with the next batch; credits (grants, top-ups) are written at once with an fsync. Rows other
 // processes add to the journal are read in whenever SQLite reports a foreign commit (our own writer
-// thread's batches are foreign commits too: their charges, counted when queued, are left out by
-// their hold's owner).
+// thread's batches are foreign commits too: their charges, counted when queued, are told apart by
+// their hold id, which starts with this store's prefix).
 import type {
   BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult,
 } from '../types.js';
@@ -33,6 +33,8 @@ interface HoldState extends Hold {
   endedAt: number | null;
   /** The row exists in the database (inserted by an earlier batch). */
   persisted: boolean;
+  /** In the queue for the next batch. */
+  queued: boolean;
 }
 
 interface PendingCharge {
@@ -78,13 +80,16 @@ export class SqliteLedger implements Ledger, BatchPart {
   private readonly accounts = new Map<number, AccountMoney>();
   private readonly keys = new Map<number, KeyMoney>();
   private readonly open = new Map<string, HoldState>();
-  private dirtyHolds = new Set<HoldState>();
+  /** Holds whose row is to be written (each once: see `queue`). */
+  private dirtyHolds: HoldState[] = [];
   private charges: PendingCharge[] = [];
   /** Taken by the batch in flight: queued again if it fails. */
-  private inFlight: { holds: Set<HoldState>; charges: PendingCharge[] } = { holds: new Set(), charges: [] };
+  private inFlight: { holds: HoldState[]; charges: PendingCharge[] } = { holds: [], charges: [] };
   /** Every journal row with an id up to this one is reflected in memory. */
   private lastJournalId = 0;
   private holdSeq = 0;
+  /** Hold ids: this process's start time and owner token, then a counter (see holdId). */
+  private readonly holdIdPrefix: string;
   private closed = false;
 
   private readonly stmt;
@@ -98,9 +103,10 @@ export class SqliteLedger implements Ledger, BatchPart {
     private readonly owner: HoldOwner,
   ) {
     this.stmt = {
-      // Other processes' rows after `id`: our own charges (their hold is ours) are already counted.
-      foreignSince: db.prepare(`SELECT j.id, j.account_id, j.key_id, j.kind, j.amount, j.created_at FROM journal j
-        LEFT JOIN holds h ON h.id = j.hold_id WHERE j.id > ? AND h.owner_token IS NOT ? ORDER BY j.id`),
+      // Other processes' rows after `id`: our own charges (their hold id has our prefix) are already
+      // counted. A range scan of the journal alone: after a foreign commit our page cache is cold.
+      foreignSince: db.prepare(`SELECT id, account_id, key_id, kind, amount, created_at FROM journal
+        WHERE id > ? AND substr(hold_id, 1, ?) IS NOT ? ORDER BY id`),
       lastJournalId: db.prepare('SELECT MAX(id) FROM journal').pluck(),
       insertCredit: db.prepare(`INSERT INTO journal (account_id, kind, amount, payment_id, note, created_at)
         VALUES (?, ?, ?, ?, ?, ?)`),
@@ -109,10 +115,12 @@ export class SqliteLedger implements Ledger, BatchPart {
       entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
       accountExists: db.prepare('SELECT 1 FROM accounts WHERE id = ?').pluck(),
     };
-    this.readJournalSince = db.transaction(() => ({
-      rows: this.stmt.foreignSince.all(this.lastJournalId, this.owner.token) as JournalRow[],
+    this.holdIdPrefix = `${months.now().toString(36)}-${owner.token.slice(0, 8)}-`;
+    // Called by the change watcher inside one read transaction: the rows and the last id agree.
+    this.readJournalSince = () => ({
+      rows: this.stmt.foreignSince.all(this.lastJournalId, this.holdIdPrefix.length, this.holdIdPrefix) as JournalRow[],
       last: this.stmt.lastJournalId.get() as number | null,
-    }));
+    });
     this.load();
     changes.setForeignHandler(() => this.readForeignEntries());
     batcher.add(this);
@@ -150,7 +158,6 @@ export class SqliteLedger implements Ledger, BatchPart {
   }
 
   private readForeignEntries(): void {
-    // One read transaction: the rows and the last id come from the same snapshot.
     const { rows, last } = this.readJournalSince();
     this.lastJournalId = last ?? this.lastJournalId;
     for (const r of rows) {
@@ -191,23 +198,31 @@ export class SqliteLedger implements Ledger, BatchPart {
     }
     const now = this.months.now();
     const h: HoldState = {
-      id: this.holdId(now), accountId: req.accountId, keyId: req.keyId, amount, createdAt: now,
-      requestId: req.requestId ?? null, status: 'open', charged: 0, endedAt: null, persisted: false,
+      id: this.holdId(), accountId: req.accountId, keyId: req.keyId, amount, createdAt: now,
+      requestId: req.requestId ?? null, status: 'open', charged: 0, endedAt: null, persisted: false, queued: false,
     };
     a.held += amount;
     k.held += amount;
     this.open.set(h.id, h);
-    this.dirtyHolds.add(h);
-    this.batcher.schedule();
+    this.queue(h);
     return { ok: true, hold: { id: h.id, accountId: h.accountId, keyId: h.keyId, amount, createdAt: h.createdAt } };
   }
 
   /**
-   * Time-ordered ids (time, then a counter, then this process's token for uniqueness): each batch
-   * appends to the end of the holds index instead of dirtying a random page per hold.
+   * Ids that only grow: the store's opening time (a later process sorts after), this process's token
+   * for uniqueness, then a fixed-width counter. Each batch appends to the end of the holds index
+   * instead of dirtying a random page per hold.
    */
-  private holdId(now: number): string {
-    return `${now.toString(36)}-${(this.holdSeq++).toString(36).padStart(6, '0')}-${this.owner.token.slice(0, 8)}`;
+  private holdId(): string {
+    return this.holdIdPrefix + String(this.holdSeq++).padStart(12, '0');
+  }
+
+  private queue(h: HoldState): void {
+    if (!h.queued) {
+      h.queued = true;
+      this.dirtyHolds.push(h);
+    }
+    this.batcher.schedule();
   }
 
   async settle(holdId: string, chargeNano: number): Promise<number | null> {
@@ -247,8 +262,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     h.status = status;
     h.charged = charged;
     h.endedAt = now;
-    this.dirtyHolds.add(h);
-    this.batcher.schedule();
+    this.queue(h);
   }
 
   async grant(accountId: number, amountNano: number, note?: string): Promise<LedgerEntry> {
@@ -296,6 +310,7 @@ export class SqliteLedger implements Ledger, BatchPart {
   take(batch: Batch): void {
     // Holds first (BATCH_SQL's order): a charge's journal row refers to its hold's row.
     for (const h of this.dirtyHolds) {
+      h.queued = false;
       if (!h.persisted) {
         batch.insertHold.push(h.id, h.accountId, h.keyId, h.requestId, h.amount, h.status, h.charged,
           h.createdAt, h.endedAt, this.owner.pid, this.owner.token);
@@ -317,20 +332,22 @@ export class SqliteLedger implements Ledger, BatchPart {
     for (const s of spend.values()) batch.addSpend.push(...s);
     // Snapshots of the holds' state went out: a hold that changes from here on is queued again.
     this.inFlight = { holds: this.dirtyHolds, charges: this.charges };
-    this.dirtyHolds = new Set();
+    this.dirtyHolds = [];
     this.charges = [];
   }
 
   committed(): void {
     for (const h of this.inFlight.holds) h.persisted = true;
-    this.inFlight = { holds: new Set(), charges: [] };
+    this.inFlight = { holds: [], charges: [] };
   }
 
   failed(): void {
-    for (const h of this.dirtyHolds) this.inFlight.holds.add(h);
-    this.dirtyHolds = this.inFlight.holds;
+    // Ahead of the holds queued since; one changed since is queued already, with its newer state.
+    const again = this.inFlight.holds.filter((h) => !h.queued);
+    for (const h of again) h.queued = true;
+    this.dirtyHolds = [...again, ...this.dirtyHolds];
     this.charges = [...this.inFlight.charges, ...this.charges];
-    this.inFlight = { holds: new Set(), charges: [] };
+    this.inFlight = { holds: [], charges: [] };
   }
 
   /** Shutdown: holds still open can no longer be settled; release them before the last batch. */
