@@ -16,7 +16,7 @@ export interface StoreOptions {
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   return openSqliteStore({
     path: config.storage.sqlite,
-    commitIntervalMs: config.storage.commit_interval_ms ?? 5,
+    commitIntervalMs: config.storage.commit_interval_ms ?? 20,
     clock: opts.clock ?? Date.now,
     backgroundWriter: opts.backgroundWriter ?? false,
   });

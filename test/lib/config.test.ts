@@ -83,7 +83,7 @@ t.test('defaults are filled in', async (t) => {
     keep_alive_timeout_ms: 65_000,
     shutdown_grace_ms: 30_000,
   });
-  t.same(cfg.storage, { sqlite: './data/gateway.db', commit_interval_ms: 5 });
+  t.same(cfg.storage, { sqlite: './data/gateway.db', commit_interval_ms: 20 });
   t.same(cfg.upstream, { first_byte_timeout_ms: 30_000, idle_timeout_ms: 120_000, commit_timeout_ms: 2000, max_request_ms: 3_600_000, max_sockets_per_provider: 256 });
   t.same(cfg.breaker, { failure_threshold: 5, cooldown_ms: 30_000 });
   t.same(cfg.plugins, ['auth', 'schema-check', 'offer-pick', 'budget-hold', 'format-transform', 'metering']);

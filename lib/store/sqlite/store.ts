@@ -37,7 +37,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
 
   const writer =
     opts.backgroundWriter && db.name !== ':memory:'
-      ? new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`WAL checkpoint failed: ${message}`))
+      ? new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`store writer thread: ${message}`))
       : undefined;
   const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs);
   const changes = new ChangeWatcher(db);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
 import { migrationsDir } from '../../../lib/store/sqlite/open.js';
 import { openSqliteStore } from '../../../lib/store/sqlite/store.js';
-import { storeConfig, tempDir } from './fixtures/store.js';
+import { WRITER_NICE } from '../../../lib/store/sqlite/writer.js';
+import { storeConfig, tempDir, tempStore } from './fixtures/store.js';
 
 t.test('migrations apply once, in order, from the package folder', async (t) => {
   const dbPath = join(tempDir(t), 'nested', 'dir', 'gateway.db');
@@ -66,6 +67,24 @@ t.test('background checkpoints: the serving connection never checkpoints itself;
   }
   t.ok(after > before, `the worker checkpointed the WAL into the file (${before} → ${after} bytes)`);
   await store.close();
+});
+
+/** The nice value in a /proc stat file (field 19). */
+function niceIn(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+const threadNices = () => readdirSync('/proc/self/task').map((tid) => niceIn(`/proc/self/task/${tid}/stat`));
+
+t.test('the writer thread runs at a lower CPU priority; the event loop keeps its own', { skip: process.platform !== 'linux' && 'per-thread priorities are a Linux feature' }, async (t) => {
+  const mainBefore = niceIn('/proc/self/stat');
+  const atWriterNice = () => threadNices().filter((n) => n === WRITER_NICE).length;
+  const before = atWriterNice();
+  const { store } = tempStore(t);
+  store.keys.touch(1);
+  await store.flush(); // a batch went through the worker: its start-up has run
+  t.equal(atWriterNice(), before + 1, 'one more thread at the writer priority');
+  t.equal(niceIn('/proc/self/stat'), mainBefore, "the main thread's priority is unchanged");
 });
 
 /** A database as the release before migration 004 left it: migrations 001–003 applied, nothing else. */
