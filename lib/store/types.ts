@@ -176,18 +176,20 @@ export interface Ledger {
   balance(accountId: number): Promise<BalanceSummary>;
   /** The key's posted charges in the current calendar month (UTC). */
   monthToDate(keyId: number): Promise<number>;
+  // reserve, settle and release are synchronous: admission and the end of a hold are decided in
+  // this process's memory at once (their rows follow in a batch), and they run on every request.
   /**
    * Admit and create a hold atomically: available balance and the key's month-to-date spend plus
    * open holds are checked and the hold is counted before any other reserve can run.
    */
-  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  reserve(req: ReserveRequest): ReserveResult;
   /**
    * End a hold with a charge, clamped to [0, hold]; the rest is released. Returns the amount
    * charged, or null when the hold is unknown or already ended (each hold ends exactly once).
    */
-  settle(holdId: string, chargeNano: number): Promise<number | null>;
+  settle(holdId: string, chargeNano: number): number | null;
   /** End a hold without charge; false when unknown or already ended. */
-  release(holdId: string): Promise<boolean>;
+  release(holdId: string): boolean;
   /**
    * The sweeper's safety net: release the open holds created before `before` (ms since the epoch),
    * which no request can still be using. Returns their ids.

@@ -98,41 +98,52 @@ export default function auth(env: PluginEnv): Plugin {
     return match.revokedAt === null ? match : REVOKED;
   }
 
+  /** The connection's previous credentials, when this request repeats them under the current version. */
+  function fromConnection(ctx: RequestContext, socket: Socket | undefined, sent: Buffer | undefined): boolean {
+    const last = socket && byConnection.get(socket);
+    if (!last || !sent || last.version !== seenVersion || last.headers.length !== sent.length || !timingSafeEqual(last.headers, sent)) {
+      return false;
+    }
+    ctx.auth = last.info;
+    store.keys.touch(last.info.keyId);
+    return true;
+  }
+
+  async function authenticate(ctx: RequestContext, socket: Socket | undefined, sent: Buffer | undefined): Promise<void> {
+    await sync();
+    if (fromConnection(ctx, socket, sent)) return;
+    const version = seenVersion;
+    let refusal: string | undefined;
+    for (const value of presentedKeys(ctx.req.headers)) {
+      const found = await identify(value);
+      if (typeof found === 'string') {
+        refusal ??= found;
+        continue;
+      }
+      const info: AuthInfo = {
+        accountId: found.accountId,
+        keyId: found.id,
+        keyAllowedModels: found.allowedModels,
+        monthlyLimitNano: found.monthlyLimitNano,
+        routing: await routingFor(found.accountId),
+      };
+      ctx.auth = info;
+      store.keys.touch(found.id);
+      // Not when something changed while the lookups above awaited: info may predate it.
+      if (socket && sent && store.changeVersion() === version) byConnection.set(socket, { headers: sent, version, info });
+      return;
+    }
+    throw refuse(refusal ?? MISSING);
+  }
+
   return {
     name: 'auth',
-    async onRequest(ctx: RequestContext) {
-      await sync();
-      const version = seenVersion;
+    onRequest(ctx: RequestContext) {
       const socket = ctx.req.socket as Socket | undefined;
       const sent = socket ? credentialHeaders(ctx.req.headers) : undefined;
-      const last = socket && byConnection.get(socket);
-      if (last && sent && last.version === version && last.headers.length === sent.length && timingSafeEqual(last.headers, sent)) {
-        ctx.auth = last.info;
-        store.keys.touch(last.info.keyId);
-        return;
-      }
-      const values = presentedKeys(ctx.req.headers);
-      let refusal: string | undefined;
-      for (const value of values) {
-        const found = await identify(value);
-        if (typeof found === 'string') {
-          refusal ??= found;
-          continue;
-        }
-        const info: AuthInfo = {
-          accountId: found.accountId,
-          keyId: found.id,
-          keyAllowedModels: found.allowedModels,
-          monthlyLimitNano: found.monthlyLimitNano,
-          routing: await routingFor(found.accountId),
-        };
-        ctx.auth = info;
-        store.keys.touch(found.id);
-        // Not when something changed while the lookups above awaited: info may predate it.
-        if (socket && sent && store.changeVersion() === version) byConnection.set(socket, { headers: sent, version, info });
-        return;
-      }
-      throw refuse(refusal ?? MISSING);
+      // Without a promise when this turn has synced already and the connection repeats itself.
+      if (syncedThisTurn && store.changeVersion() === seenVersion && fromConnection(ctx, socket, sent)) return;
+      return authenticate(ctx, socket, sent);
     },
   };
 }

@@ -45,7 +45,7 @@ export default function budgetHold(env: PluginEnv): Plugin {
   return {
     name: 'budget-hold',
 
-    async onRequest(ctx: RequestContext) {
+    onRequest(ctx: RequestContext) {
       if ((ctx.route !== 'chat' && ctx.route !== 'messages') || !ctx.auth || ctx.candidates.length === 0) return;
       let maxInput = 0, maxOutput = 0;
       for (const { prices: p } of ctx.candidates) {
@@ -56,7 +56,7 @@ export default function budgetHold(env: PluginEnv): Plugin {
       const amount = BigInt(Math.ceil(ctx.estimatedInputTokens)) * BigInt(maxInput) +
         BigInt(ctx.outputBudget) * BigInt(maxOutput);
       if (amount > BigInt(Number.MAX_SAFE_INTEGER)) throw tooLarge(ctx, amount, 'it exceeds any possible balance');
-      const r = await store.ledger.reserve({
+      const r = store.ledger.reserve({
         accountId: ctx.auth.accountId,
         keyId: ctx.auth.keyId,
         amount: Number(amount),
@@ -67,10 +67,10 @@ export default function budgetHold(env: PluginEnv): Plugin {
       setHold(ctx, { id: r.hold.id, amount: r.hold.amount, ended: false });
     },
 
-    async onDone(ctx: RequestContext) {
+    onDone(ctx: RequestContext) {
       const hold = holdOf(ctx);
       if (!hold || hold.ended) return;
-      await store.ledger.release(hold.id);
+      store.ledger.release(hold.id);
       hold.ended = true;
     },
   };

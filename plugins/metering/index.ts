@@ -125,7 +125,7 @@ export default function metering(env: PluginEnv): Plugin {
       };
     },
 
-    async onDone(ctx: RequestContext, outcome: Outcome) {
+    onDone(ctx: RequestContext, outcome: Outcome) {
       if (!ctx.auth) return;
       const reading = ctx.state[KEY] as Reading | undefined;
       // Only the attempt that served the client is charged; failed attempts before it are not.
@@ -140,13 +140,13 @@ export default function metering(env: PluginEnv): Plugin {
         try {
           if (served) {
             const want = costOf(usage, served.offer.prices);
-            cost = (await store.ledger.settle(hold.id, want > BigInt(hold.amount) ? hold.amount : Number(want))) ?? 0;
-          } else await store.ledger.release(hold.id);
+            cost = store.ledger.settle(hold.id, want > BigInt(hold.amount) ? hold.amount : Number(want)) ?? 0;
+          } else store.ledger.release(hold.id);
         } catch (err) {
           // The charge is lost, but the credit must not stay held. Should this release fail too,
           // the hold is still not marked ended, so budget-hold's onDone tries again.
           settleError = err;
-          await store.ledger.release(hold.id);
+          store.ledger.release(hold.id);
         }
         hold.ended = true;
       }

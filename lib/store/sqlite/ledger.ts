@@ -178,7 +178,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     return this.key(keyId).spent;
   }
 
-  async reserve(req: ReserveRequest): Promise<ReserveResult> {
+  reserve(req: ReserveRequest): ReserveResult {
     if (this.closed) throw new StoreError('invalid', 'store is closed');
     const { amount } = req;
     if (!Number.isSafeInteger(amount) || amount < 0) throw new StoreError('invalid', `bad hold amount ${amount}`);
@@ -225,7 +225,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     this.batcher.schedule();
   }
 
-  async settle(holdId: string, chargeNano: number): Promise<number | null> {
+  settle(holdId: string, chargeNano: number): number | null {
     const h = this.open.get(holdId);
     if (!h) return null;
     // Upstream numbers are not trusted: the charge is an integer within [0, hold].
@@ -241,7 +241,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     return charged;
   }
 
-  async release(holdId: string): Promise<boolean> {
+  release(holdId: string): boolean {
     const h = this.open.get(holdId);
     if (!h) return false;
     this.end(h, 'released', 0, this.months.now());
