@@ -227,6 +227,7 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
   for (const rate of o.rates) {
     runs.push(await measure(o, servers, s, 'direct', { rate }));
     if (servers.gateway) runs.push(await measure(o, servers, s, 'gateway', { rate }));
+    if (servers.billingOff) runs.push(await measure(o, servers, s, 'gateway-billing-off', { rate }));
     if (vias.includes('bare-proxy')) runs.push(await measure(o, servers, s, 'bare-proxy', { rate }));
   }
   return { scenario: s, runs };
@@ -261,7 +262,7 @@ async function tryStart<T>(what: string, start: () => Promise<T>, untested: stri
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
-  const runsPerScenario = 4 * o.rounds + 3 * o.rates.length;
+  const runsPerScenario = 4 * o.rounds + 4 * o.rates.length;
   const estimateS = ((o.durationMs + o.warmupMs) / 1000) * runsPerScenario * o.scenarios.length;
   process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
 
