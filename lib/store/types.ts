@@ -2,6 +2,7 @@
 // implement the same interfaces (hence promises wherever a networked store would wait).
 // Money is integer nano-USD (1e-9 USD); times are milliseconds since the epoch.
 import type { Attempt, Outcome, Route, RoutingSettings, Usage } from '../context.js';
+import type { MaybePromise } from '../maybe-promise.js';
 
 export interface Account {
   id: number;
@@ -176,20 +177,20 @@ export interface Ledger {
   balance(accountId: number): Promise<BalanceSummary>;
   /** The key's posted charges in the current calendar month (UTC). */
   monthToDate(keyId: number): Promise<number>;
-  // reserve, settle and release are synchronous: admission and the end of a hold are decided in
-  // this process's memory at once (their rows follow in a batch), and they run on every request.
+  // reserve, settle and release run on every request: a store that decides them in memory (the
+  // embedded one: their rows follow in a batch) answers at once, a networked one with a promise.
   /**
    * Admit and create a hold atomically: available balance and the key's month-to-date spend plus
    * open holds are checked and the hold is counted before any other reserve can run.
    */
-  reserve(req: ReserveRequest): ReserveResult;
+  reserve(req: ReserveRequest): MaybePromise<ReserveResult>;
   /**
    * End a hold with a charge, clamped to [0, hold]; the rest is released. Returns the amount
    * charged, or null when the hold is unknown or already ended (each hold ends exactly once).
    */
-  settle(holdId: string, chargeNano: number): number | null;
+  settle(holdId: string, chargeNano: number): MaybePromise<number | null>;
   /** End a hold without charge; false when unknown or already ended. */
-  release(holdId: string): boolean;
+  release(holdId: string): MaybePromise<boolean>;
   /**
    * The sweeper's safety net: release the open holds created before `before` (ms since the epoch),
    * which no request can still be using. Returns their ids.

@@ -7,6 +7,7 @@
 import type { Plugin, PluginEnv } from '../../lib/plugin.js';
 import type { RequestContext } from '../../lib/context.js';
 import { GatewayError } from '../../lib/errors.js';
+import { andThen } from '../../lib/maybe-promise.js';
 import { formatUsd } from '../../lib/store/money.js';
 import type { ReserveRefusal, Store } from '../../lib/store/types.js';
 import { budgetParam } from '../offer-pick/index.js';
@@ -56,22 +57,25 @@ export default function budgetHold(env: PluginEnv): Plugin {
       const amount = BigInt(Math.ceil(ctx.estimatedInputTokens)) * BigInt(maxInput) +
         BigInt(ctx.outputBudget) * BigInt(maxOutput);
       if (amount > BigInt(Number.MAX_SAFE_INTEGER)) throw tooLarge(ctx, amount, 'it exceeds any possible balance');
-      const r = store.ledger.reserve({
+      const reserved = store.ledger.reserve({
         accountId: ctx.auth.accountId,
         keyId: ctx.auth.keyId,
         amount: Number(amount),
         monthlyLimitNano: ctx.auth.monthlyLimitNano,
         requestId: ctx.id,
       });
-      if (!r.ok) throw refusalError(ctx, r);
-      setHold(ctx, { id: r.hold.id, amount: r.hold.amount, ended: false });
+      return andThen(reserved, (r) => {
+        if (!r.ok) throw refusalError(ctx, r);
+        setHold(ctx, { id: r.hold.id, amount: r.hold.amount, ended: false });
+      });
     },
 
     onDone(ctx: RequestContext) {
       const hold = holdOf(ctx);
       if (!hold || hold.ended) return;
-      store.ledger.release(hold.id);
-      hold.ended = true;
+      return andThen(store.ledger.release(hold.id), () => {
+        hold.ended = true;
+      });
     },
   };
 }

@@ -6,7 +6,8 @@ import type { Plugin, PluginEnv, StreamEvent, UpstreamRequest } from '../../lib/
 import type { Offer, Outcome, RequestContext, Usage } from '../../lib/context.js';
 import type { WireFormat } from '../../lib/config-types.js';
 import type { Store } from '../../lib/store/types.js';
-import { holdOf } from '../budget-hold/hold.js';
+import { andThen } from '../../lib/maybe-promise.js';
+import { endHold, holdOf, type HoldEnd, type RequestHold } from '../budget-hold/hold.js';
 import { OutputText } from './output-text.js';
 import { costOf, fromUsage, fromChatUsage, fromMessagesUsage, type Reported } from './usage.js';
 
@@ -99,6 +100,37 @@ function measure(r: Reading, ctx: RequestContext): Usage {
   return { input, output, cacheRead, cacheWrite };
 }
 
+const NOTHING_HELD: HoldEnd = { charged: 0 };
+
+/** The usage's exact cost, clamped to the hold (a hold is a true upper bound). */
+function chargeFor(usage: Usage, offer: Offer, hold: RequestHold): number {
+  const want = costOf(usage, offer.prices);
+  return want > BigInt(hold.amount) ? hold.amount : Number(want);
+}
+
+function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usage: Usage, hold: RequestHold | undefined, cost: number): void {
+  const auth = ctx.auth!;
+  store.history.record({
+    requestId: ctx.id,
+    time: ctx.receivedAt,
+    accountId: auth.accountId,
+    keyId: auth.keyId,
+    route: ctx.route,
+    model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
+    listing: ctx.offer?.listing ?? null,
+    attempts: ctx.attempts,
+    status: outcome,
+    httpStatus: ctx.status ?? null,
+    stream: ctx.stream === true,
+    usage,
+    holdNano: hold?.amount ?? 0,
+    costNano: cost,
+    latencyMs: performance.now() - ctx.startedAt,
+    ttfbMs: ctx.firstByteAt === undefined ? null : ctx.firstByteAt - ctx.startedAt,
+    error: ctx.error?.message ?? null,
+  });
+}
+
 export default function metering(env: PluginEnv): Plugin {
   const store = env.store as Store;
 
@@ -133,48 +165,14 @@ export default function metering(env: PluginEnv): Plugin {
       const usage = served ? measure(served, ctx) : NO_USAGE;
       ctx.usage = usage;
 
-      let cost = 0;
-      let settleError: unknown;
       const hold = holdOf(ctx);
-      if (hold && !hold.ended) {
-        try {
-          if (served) {
-            const want = costOf(usage, served.offer.prices);
-            cost = store.ledger.settle(hold.id, want > BigInt(hold.amount) ? hold.amount : Number(want)) ?? 0;
-          } else store.ledger.release(hold.id);
-        } catch (err) {
-          // The charge is lost, but the credit must not stay held. Should this release fail too,
-          // the hold is still not marked ended, so budget-hold's onDone tries again.
-          settleError = err;
-          store.ledger.release(hold.id);
-        }
-        hold.ended = true;
-      }
-
-      // A successful token count leaves no history row (spec 2.1).
-      if (ctx.route === 'count_tokens' && outcome === 'ok' && !ctx.error) return;
-      const now = performance.now();
-      store.history.record({
-        requestId: ctx.id,
-        time: ctx.receivedAt,
-        accountId: ctx.auth.accountId,
-        keyId: ctx.auth.keyId,
-        route: ctx.route,
-        model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
-        listing: ctx.offer?.listing ?? null,
-        attempts: ctx.attempts,
-        status: outcome,
-        httpStatus: ctx.status ?? null,
-        stream: ctx.stream === true,
-        usage,
-        holdNano: hold?.amount ?? 0,
-        costNano: cost,
-        latencyMs: now - ctx.startedAt,
-        ttfbMs: ctx.firstByteAt === undefined ? null : ctx.firstByteAt - ctx.startedAt,
-        error: ctx.error?.message ?? null,
+      const end = hold && !hold.ended ? endHold(store.ledger, hold, served ? chargeFor(usage, served.offer, hold) : null) : NOTHING_HELD;
+      return andThen(end, ({ charged, settleError }) => {
+        // A successful token count leaves no history row (spec 2.1).
+        if (ctx.route !== 'count_tokens' || outcome !== 'ok' || ctx.error) recordHistory(store, ctx, outcome, usage, hold, charged);
+        // Logged by the chain; the history row is written first.
+        if (settleError) throw settleError;
       });
-      // Logged by the chain; the history row is written first.
-      if (settleError) throw settleError;
     },
   };
 }

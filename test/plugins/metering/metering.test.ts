@@ -5,6 +5,7 @@ import { holdOf } from '../../../plugins/budget-hold/hold.js';
 import { StreamEvent, type UpstreamRequest } from '../../../lib/plugin.js';
 import type { Offer, Outcome, RequestContext, Route } from '../../../lib/context.js';
 import { GatewayError } from '../../../lib/errors.js';
+import type { Ledger } from '../../../lib/store/types.js';
 import { countTextTokens } from '../../../lib/tokens.js';
 import { checkInvariants } from '../../helpers/invariants.js';
 import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
@@ -223,6 +224,62 @@ t.test('when the release after a failed settle fails too, budget-hold releases t
   t.equal(holdOf(ctx)!.ended, false, 'not marked ended: the ledger never ended it');
   s.store.ledger.release = release;
   await s.hold.onDone!(ctx, 'ok');
+  t.equal((await s.store.ledger.balance(s.a.accountId)).held, 0);
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+/** The store's ledger answering with promises, as a networked store would. */
+function answerWithPromises(ledger: Ledger): void {
+  const { reserve, settle, release } = ledger;
+  ledger.reserve = (req) => new Promise((resolve) => setImmediate(() => resolve(reserve.call(ledger, req))));
+  ledger.settle = (id, charge) => new Promise((resolve) => setImmediate(() => resolve(settle.call(ledger, id, charge))));
+  ledger.release = (id) => new Promise((resolve) => setImmediate(() => resolve(release.call(ledger, id))));
+}
+
+t.test('a ledger that answers with promises: the same hold, charge and history row', async (t) => {
+  const s = await setup(t);
+  answerWithPromises(s.store.ledger);
+  const ctx = requestContext({ route: 'messages', candidates: [messagesOffer], estimatedInputTokens: 2000, outputBudget: 1000,
+    auth: { accountId: s.a.accountId, keyId: s.a.keyId, keyAllowedModels: null, monthlyLimitNano: null,
+      routing: { allow: null, deny: [], priceCapInput: null, priceCapOutput: null } }, model: messagesOffer.model, body: { model: 'm' } });
+  const reserving = s.hold.onRequest!(ctx);
+  t.ok(reserving instanceof Promise, 'budget-hold waits for the reserve');
+  await reserving;
+  t.equal(holdOf(ctx)!.amount, 2000 * 3750 + 1000 * 15000);
+  s.meter.onResponseBody!(ctx, { usage: { input_tokens: 100, output_tokens: 50 } }, s.up(messagesOffer));
+  s.commit(ctx, messagesOffer);
+  const settling = s.meter.onDone!(ctx, 'ok');
+  t.ok(settling instanceof Promise, 'metering waits for the settle');
+  t.equal(holdOf(ctx)!.ended, false, 'not ended before the ledger says so');
+  await settling;
+  t.equal(holdOf(ctx)!.ended, true);
+  await s.hold.onDone!(ctx, 'ok');
+  t.equal(await s.spent(), 100 * 3000 + 50 * 15000);
+  t.match(await s.store.history.get(ctx.id), { status: 'ok', costNano: 100 * 3000 + 50 * 15000 });
+  t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('a ledger that answers with promises: a failed settle is released, recorded and reported; a failed release is left to budget-hold', async (t) => {
+  const s = await setup(t);
+  const settled = await s.begin([messagesOffer]);
+  const unreleased = await s.begin([messagesOffer]);
+  for (const ctx of [settled, unreleased]) {
+    s.meter.onResponseBody!(ctx, { usage: { input_tokens: 10, output_tokens: 5 } }, s.up(messagesOffer));
+    s.commit(ctx, messagesOffer);
+  }
+  answerWithPromises(s.store.ledger);
+  const release = s.store.ledger.release;
+  s.store.ledger.settle = () => Promise.reject(new Error('connection reset'));
+  await t.rejects(s.meter.onDone!(settled, 'ok') as Promise<void>, /connection reset/);
+  t.equal(holdOf(settled)!.ended, true, 'released instead');
+  t.match(await s.store.history.get(settled.id), { status: 'ok', costNano: 0 });
+
+  s.store.ledger.release = () => Promise.reject(new Error('still failing'));
+  await t.rejects(s.meter.onDone!(unreleased, 'ok') as Promise<void>, /still failing/);
+  t.equal(holdOf(unreleased)!.ended, false, 'not marked ended: the ledger never ended it');
+  s.store.ledger.release = release;
+  await s.hold.onDone!(unreleased, 'ok');
+  t.equal(holdOf(unreleased)!.ended, true);
   t.equal((await s.store.ledger.balance(s.a.accountId)).held, 0);
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
 });
