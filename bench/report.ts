@@ -16,6 +16,8 @@ export interface RunFigures {
   rounds?: number;
   /** Closed loop: each round's throughput, in run order. */
   roundReqPerSec?: number[];
+  /** Open loop: the run was this many slices, interleaved with the other servers' and pooled. */
+  slices?: number;
   ok: number;
   errors: number;
   firstError?: string;

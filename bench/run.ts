@@ -2,12 +2,13 @@
 // one run. Processes: this one generates the load (and times validation in-process); the simulator
 // and each gateway run in their own child process. Only one server is under load at a time.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type http from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hrtime } from 'node:process';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../lib/package-root.js';
-import { closedLoop, keepAliveAgent, openLoop, quantile, type LoadResult } from './load.js';
+import { closedLoop, keepAliveAgent, openLoop, quantile, type LoadResult, type Target } from './load.js';
 import { cpuMs, machineBusyMs, mainThreadCpuMs, peakRssMb, resetPeakRss, type Child } from './procs.js';
 import {
   checkTargets,
@@ -39,7 +40,8 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup S         unmeasured seconds before each run (default 0.5)
   --concurrency N    closed-loop requests in flight (default 32)
   --rounds N         closed-loop runs per server, interleaved, every other round in reverse order;
-                     the median is reported (default 4, --quick 1)
+                     the median is reported. Open-loop runs are split into as many interleaved
+                     slices, their answers pooled (default 4, --quick 1)
   --rates R,R        open-loop offered rates, req/s (default 200,1000; latency targets use the last)
   --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})`;
 
@@ -102,58 +104,143 @@ interface Servers {
 /** Runs against the simulator's own credentials: straight to it, or through the bare proxy. */
 const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy';
 
-/** One warm-up and one measured run of a scenario against one server. */
-async function measure(o: Options, servers: Servers, s: Scenario, via: Via, load: { concurrency: number } | { rate: number }): Promise<RunFigures> {
-  const server = { direct: servers.sim, gateway: servers.gateway, 'gateway-billing-off': servers.billingOff, 'bare-proxy': servers.bare }[via]!;
-  const gwPid = via === 'direct' ? undefined : server.pid;
-  const target = requestTarget(s, Number(new URL(server.url).port), upstreamDirect(via) ? UPSTREAM_KEY : (servers.apiKey ?? 'none'));
-  const agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
-  const go = async (durationMs: number) => {
+/**
+ * A scenario's load against one server: a warm-up, then measured runs whose answers are pooled
+ * (an open-loop measurement is split into slices interleaved with the other servers').
+ */
+class ServerLoad {
+  private readonly gwPid: number | undefined;
+  private readonly target: Target;
+  private readonly agent: http.Agent;
+  private readonly results: LoadResult[] = [];
+  private readonly cpu = { wallMs: 0, loadgenMs: 0, simulatorMs: 0, gatewayMs: 0, gatewayMainMs: 0, othersMs: 0 };
+  private problem: string | undefined;
+
+  constructor(
+    private readonly o: Options,
+    private readonly servers: Servers,
+    private readonly s: Scenario,
+    private readonly via: Via,
+    private readonly load: { concurrency: number } | { rate: number },
+  ) {
+    const server = { direct: servers.sim, gateway: servers.gateway, 'gateway-billing-off': servers.billingOff, 'bare-proxy': servers.bare }[via]!;
+    this.gwPid = via === 'direct' ? undefined : server.pid;
+    this.target = requestTarget(s, Number(new URL(server.url).port), upstreamDirect(via) ? UPSTREAM_KEY : (servers.apiKey ?? 'none'));
+    this.agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
+  }
+
+  private async go(durationMs: number): Promise<LoadResult> {
     // A server that stops answering must not hang the bench: its connections are cut, the requests fail.
-    const watchdog = setTimeout(() => agent.destroy(), durationMs + STALL_MS);
+    const watchdog = setTimeout(() => this.agent.destroy(), durationMs + STALL_MS);
     try {
-      return await ('rate' in load
-        ? openLoop(target, agent, load.rate, durationMs, OPEN_LOOP_SOCKETS)
-        : closedLoop(target, agent, load.concurrency, durationMs));
+      return await ('rate' in this.load
+        ? openLoop(this.target, this.agent, this.load.rate, durationMs, OPEN_LOOP_SOCKETS)
+        : closedLoop(this.target, this.agent, this.load.concurrency, durationMs));
     } finally {
       clearTimeout(watchdog);
     }
-  };
-  if (gwPid) resetPeakRss(gwPid);
-  const warm = await go(o.warmupMs);
-  const before = cpuSnapshot(servers.sim.pid, gwPid);
-  const r = await go(o.durationMs);
-  const cpu = cpuUse(before, cpuSnapshot(servers.sim.pid, gwPid));
-  agent.destroy();
+  }
 
-  const figures: RunFigures = {
-    via,
-    loop: 'rate' in load ? 'open' : 'closed',
-    ...load,
-    ok: r.ok,
-    errors: r.errors,
-    firstError: r.firstError,
-    reqPerSec: r.ok / (r.elapsedNs / 1e9),
-    p50Ms: ms(quantile(r.latencyNs, 0.5)),
-    p99Ms: ms(quantile(r.latencyNs, 0.99)),
-    ...(s.stream ? { ttfbP50Ms: ms(quantile(r.ttfbNs, 0.5)), ttfbP99Ms: ms(quantile(r.ttfbNs, 0.99)) } : {}),
-    ...(gwPid
-      ? {
-          cpuUsPerReq: (cpu.gatewayMs * 1000) / (r.ok + r.errors),
-          mainThreadCpuUsPerReq: (cpu.gatewayMainMs * 1000) / (r.ok + r.errors),
-          peakRssMb: peakRssMb(gwPid),
-        }
-      : {}),
-    cpuPercent: cpu.percent,
-    ...(r.sendLateNs ? { sendLateP99Ms: ms(quantile(r.sendLateNs, 0.99)), skipped: r.skipped } : {}),
-    problem: sampleProblem(s, via, warm),
+  async warmUp(): Promise<void> {
+    if (this.gwPid) resetPeakRss(this.gwPid);
+    this.problem = sampleProblem(this.s, this.via, await this.go(this.o.warmupMs));
+  }
+
+  async run(durationMs: number): Promise<void> {
+    const before = cpuSnapshot(this.servers.sim.pid, this.gwPid);
+    this.results.push(await this.go(durationMs));
+    const used = cpuUse(before, cpuSnapshot(this.servers.sim.pid, this.gwPid));
+    for (const k of Object.keys(this.cpu) as (keyof typeof this.cpu)[]) this.cpu[k] += used[k];
+  }
+
+  /** The pooled runs' figures; the connections are closed. */
+  figures(): RunFigures {
+    this.agent.destroy();
+    const { s, via, load, gwPid, cpu } = this;
+    const r = pool(this.results);
+    const pct = (cpuMs: number) => (cpuMs / cpu.wallMs) * 100;
+    const figures: RunFigures = {
+      via,
+      loop: 'rate' in load ? 'open' : 'closed',
+      ...load,
+      ...(this.results.length > 1 ? { slices: this.results.length } : {}),
+      ok: r.ok,
+      errors: r.errors,
+      firstError: r.firstError,
+      reqPerSec: r.ok / (r.elapsedNs / 1e9),
+      p50Ms: ms(quantile(r.latencyNs, 0.5)),
+      p99Ms: ms(quantile(r.latencyNs, 0.99)),
+      ...(s.stream ? { ttfbP50Ms: ms(quantile(r.ttfbNs, 0.5)), ttfbP99Ms: ms(quantile(r.ttfbNs, 0.99)) } : {}),
+      ...(gwPid
+        ? {
+            cpuUsPerReq: (cpu.gatewayMs * 1000) / (r.ok + r.errors),
+            mainThreadCpuUsPerReq: (cpu.gatewayMainMs * 1000) / (r.ok + r.errors),
+            peakRssMb: peakRssMb(gwPid),
+          }
+        : {}),
+      cpuPercent: {
+        loadgen: pct(cpu.loadgenMs),
+        simulator: pct(cpu.simulatorMs),
+        ...(gwPid ? { gateway: pct(cpu.gatewayMs) } : {}),
+        others: pct(cpu.othersMs),
+      },
+      ...(r.sendLateNs ? { sendLateP99Ms: ms(quantile(r.sendLateNs, 0.99)), skipped: r.skipped } : {}),
+      problem: this.problem,
+    };
+    const where = 'rate' in load ? `open ${load.rate}/s` : `closed c=${load.concurrency}`;
+    process.stderr.write(
+      `  ${s.id.padEnd(24)} ${where.padEnd(14)} ${via.padEnd(20)} ${figures.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
+        `p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms${r.errors ? `  ${r.errors} errors` : ''}\n`,
+    );
+    return figures;
+  }
+}
+
+/** Several runs' answers as one run's. */
+function pool(results: LoadResult[]): LoadResult {
+  if (results.length === 1) return results[0];
+  const sorted = (arrays: Float64Array[]) => {
+    const all = new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
+    let at = 0;
+    for (const a of arrays) {
+      all.set(a, at);
+      at += a.length;
+    }
+    return all.sort();
   };
-  const where = 'rate' in load ? `open ${load.rate}/s` : `closed c=${load.concurrency}`;
-  process.stderr.write(
-    `  ${s.id.padEnd(24)} ${where.padEnd(14)} ${via.padEnd(20)} ${figures.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
-      `p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms${r.errors ? `  ${r.errors} errors` : ''}\n`,
-  );
-  return figures;
+  const late = results.flatMap((r) => (r.sendLateNs ? [r.sendLateNs] : []));
+  return {
+    ok: results.reduce((n, r) => n + r.ok, 0),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    firstError: results.find((r) => r.firstError)?.firstError,
+    elapsedNs: results.reduce((n, r) => n + r.elapsedNs, 0),
+    latencyNs: sorted(results.map((r) => r.latencyNs)),
+    ttfbNs: sorted(results.map((r) => r.ttfbNs)),
+    ...(late.length ? { sendLateNs: sorted(late), skipped: results.reduce((n, r) => n + (r.skipped ?? 0), 0) } : {}),
+  };
+}
+
+/** One warm-up and one measured run of a scenario against one server. */
+async function measure(o: Options, servers: Servers, s: Scenario, via: Via, load: { concurrency: number }): Promise<RunFigures> {
+  const l = new ServerLoad(o, servers, s, via, load);
+  await l.warmUp();
+  await l.run(o.durationMs);
+  return l.figures();
+}
+
+/**
+ * Open loop at `rate`: each server warms up, then its measured time is split into `slices`
+ * interleaved with the other servers' (every other pass in reverse order) and the answers are
+ * pooled, so a slow spell of the machine, which a tail percentile of a single run would show as
+ * one server's, is shared alike.
+ */
+async function measureOpen(o: Options, servers: Servers, s: Scenario, vias: Via[], rate: number, slices: number): Promise<RunFigures[]> {
+  const loads = vias.map((via) => new ServerLoad(o, servers, s, via, { rate }));
+  for (const l of loads) await l.warmUp();
+  for (let i = 0; i < slices; i++) {
+    for (const l of i % 2 === 0 ? loads : [...loads].reverse()) await l.run(o.durationMs / slices);
+  }
+  return loads.map((l) => l.figures());
 }
 
 interface CpuSnapshot {
@@ -176,23 +263,18 @@ function cpuSnapshot(simPid: number, gwPid: number | undefined): CpuSnapshot {
   };
 }
 
-/** CPU used between two snapshots: the gateway's ms, and each process's share of one core. */
-function cpuUse(a: CpuSnapshot, b: CpuSnapshot): { gatewayMs: number; gatewayMainMs: number; percent: RunFigures['cpuPercent'] } {
-  const wallMs = ms(Number(b.at - a.at));
+/** CPU used between two snapshots, ms: each process's, every other process's on the machine, and the wall time. */
+function cpuUse(a: CpuSnapshot, b: CpuSnapshot) {
   const loadgenMs = (b.loadgen.user - a.loadgen.user + b.loadgen.system - a.loadgen.system) / 1000;
   const simulatorMs = b.simulatorMs - a.simulatorMs;
   const gatewayMs = b.gatewayMs - a.gatewayMs;
-  const othersMs = Math.max(0, b.machineMs - a.machineMs - loadgenMs - simulatorMs - gatewayMs);
-  const pct = (cpuMs: number) => (cpuMs / wallMs) * 100;
   return {
+    wallMs: ms(Number(b.at - a.at)),
+    loadgenMs,
+    simulatorMs,
     gatewayMs,
     gatewayMainMs: b.gatewayMainMs - a.gatewayMainMs,
-    percent: {
-      loadgen: pct(loadgenMs),
-      simulator: pct(simulatorMs),
-      ...(b.gatewayMs ? { gateway: pct(gatewayMs) } : {}),
-      others: pct(othersMs),
-    },
+    othersMs: Math.max(0, b.machineMs - a.machineMs - loadgenMs - simulatorMs - gatewayMs),
   };
 }
 
@@ -224,12 +306,7 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
     for (const via of i % 2 === 0 ? vias : [...vias].reverse()) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
   }
   for (const via of vias) runs.push(medianRun(rounds.get(via)!));
-  for (const rate of o.rates) {
-    runs.push(await measure(o, servers, s, 'direct', { rate }));
-    if (servers.gateway) runs.push(await measure(o, servers, s, 'gateway', { rate }));
-    if (servers.billingOff) runs.push(await measure(o, servers, s, 'gateway-billing-off', { rate }));
-    if (vias.includes('bare-proxy')) runs.push(await measure(o, servers, s, 'bare-proxy', { rate }));
-  }
+  for (const rate of o.rates) runs.push(...(await measureOpen(o, servers, s, vias, rate, o.rounds)));
   return { scenario: s, runs };
 }
 
@@ -348,7 +425,9 @@ function report(
   const out = [
     '',
     `Gateway benchmark: closed loop at ${o.concurrency} in flight (median of ${o.rounds} interleaved runs per server), ` +
-      `open loop at ${o.rates.join(' and ')} req/s evenly paced; ${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
+      `open loop at ${o.rates.join(' and ')} req/s evenly paced` +
+        (o.rounds > 1 ? ` (each run in ${o.rounds} slices, interleaved across the servers and pooled)` : '') +
+        `; ${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
     'bare proxy: a node:http pass-through proxy (bench/bare-proxy.ts), the reference the targets are scaled by.',
     'Ratios are against the direct run (the same requests straight to the simulator) under the same load in this run.',
     '+p50/+p99/+TTFB: gateway minus direct (ms). TTFB: first body byte. CPU µs/req: the gateway process (all threads; its main thread, the event loop, in brackets).',
