@@ -101,6 +101,9 @@ interface Servers {
   apiKey?: string;
 }
 
+/** The servers in the order of interleaved pass `i`: every other pass reversed, so none always runs right after the same other. */
+const passOrder = <T>(items: T[], i: number): T[] => (i % 2 === 0 ? items : [...items].reverse());
+
 /** Runs against the simulator's own credentials: straight to it, or through the bare proxy. */
 const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy';
 
@@ -238,7 +241,7 @@ async function measureOpen(o: Options, servers: Servers, s: Scenario, vias: Via[
   const loads = vias.map((via) => new ServerLoad(o, servers, s, via, { rate }));
   for (const l of loads) await l.warmUp();
   for (let i = 0; i < slices; i++) {
-    for (const l of i % 2 === 0 ? loads : [...loads].reverse()) await l.run(o.durationMs / slices);
+    for (const l of passOrder(loads, i)) await l.run(o.durationMs / slices);
   }
   return loads.map((l) => l.figures());
 }
@@ -303,7 +306,7 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
   if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
   const rounds = new Map<Via, RunFigures[]>(vias.map((v) => [v, []]));
   for (let i = 0; i < o.rounds; i++) {
-    for (const via of i % 2 === 0 ? vias : [...vias].reverse()) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
+    for (const via of passOrder(vias, i)) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
   }
   for (const via of vias) runs.push(medianRun(rounds.get(via)!));
   for (const rate of o.rates) runs.push(...(await measureOpen(o, servers, s, vias, rate, o.rounds)));

@@ -25,10 +25,12 @@ async function setup(t: Test) {
   const auth = { accountId: a.accountId, keyId: a.keyId, keyAllowedModels: null, monthlyLimitNano: null,
     routing: { allow: null, deny: [], priceCapInput: null, priceCapOutput: null } };
 
+  const contextFor = (candidates: Offer[], over: Partial<RequestContext> = {}) =>
+    requestContext({ route: 'messages', candidates, estimatedInputTokens: 2000, outputBudget: 1000, auth,
+      model: candidates[0]?.model, body: { model: 'm' }, ...over });
   /** Request phase: the hold is taken for these candidates. */
   async function begin(candidates: Offer[], over: Partial<RequestContext> = {}) {
-    const ctx = requestContext({ route: 'messages', candidates, estimatedInputTokens: 2000, outputBudget: 1000, auth,
-      model: candidates[0]?.model, body: { model: 'm' }, ...over });
+    const ctx = contextFor(candidates, over);
     await hold.onRequest!(ctx);
     return ctx;
   }
@@ -60,7 +62,7 @@ async function setup(t: Test) {
     return { ctx, ...(await end(ctx, outcome)) };
   }
   const spent = async () => 100 * USD - (await ts.store.ledger.balance(a.accountId)).balance;
-  return { ...ts, a, meter, hold, begin, up, commit, end, whole, stream, spent };
+  return { ...ts, a, meter, hold, contextFor, begin, up, commit, end, whole, stream, spent };
 }
 
 const msg = (type: string, rest: object) => StreamEvent.of({ type, ...rest }, type);
@@ -239,9 +241,7 @@ function answerWithPromises(ledger: Ledger): void {
 t.test('a ledger that answers with promises: the same hold, charge and history row', async (t) => {
   const s = await setup(t);
   answerWithPromises(s.store.ledger);
-  const ctx = requestContext({ route: 'messages', candidates: [messagesOffer], estimatedInputTokens: 2000, outputBudget: 1000,
-    auth: { accountId: s.a.accountId, keyId: s.a.keyId, keyAllowedModels: null, monthlyLimitNano: null,
-      routing: { allow: null, deny: [], priceCapInput: null, priceCapOutput: null } }, model: messagesOffer.model, body: { model: 'm' } });
+  const ctx = s.contextFor([messagesOffer]);
   const reserving = s.hold.onRequest!(ctx);
   t.ok(reserving instanceof Promise, 'budget-hold waits for the reserve');
   await reserving;
