@@ -1,5 +1,6 @@
 // Opening the store named by the config. SQLite is the embedded default (and the only backend yet).
 import type { GatewayConfig } from '../config-types.js';
+import type { Logger } from '../log.js';
 import type { Store } from './types.js';
 import { openSqliteStore } from './sqlite/store.js';
 
@@ -11,6 +12,10 @@ export interface StoreOptions {
   clock?: () => number;
   /** Write batches and run WAL checkpoints on a worker thread (the serving gateway; short-lived commands need not). */
   backgroundWriter?: boolean;
+  /** Where the store reports failing or backlogged writes (default: stderr). */
+  log?: Logger;
+  /** Rows waiting to be written at which new holds are refused (tests lower it; see MAX_UNWRITTEN_ROWS). */
+  maxUnwrittenRows?: number;
 }
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
@@ -19,5 +24,7 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     commitIntervalMs: config.storage.commit_interval_ms ?? 20,
     clock: opts.clock ?? Date.now,
     backgroundWriter: opts.backgroundWriter ?? false,
+    log: opts.log,
+    maxUnwrittenRows: opts.maxUnwrittenRows,
   });
 }

@@ -169,7 +169,9 @@ export type ReserveRefusal =
   | { ok: false; reason: 'insufficient_credit'; amount: number; available: number }
   | { ok: false; reason: 'monthly_limit_reached'; amount: number; limit: number; monthToDate: number; keyHeld: number }
   | { ok: false; reason: 'hold_too_large'; amount: number; exceeds: 'balance'; balance: number }
-  | { ok: false; reason: 'hold_too_large'; amount: number; exceeds: 'monthly_limit'; limit: number };
+  | { ok: false; reason: 'hold_too_large'; amount: number; exceeds: 'monthly_limit'; limit: number }
+  /** The store cannot write what it has queued (see WriteBatcher.backlogged): no hold is admitted. */
+  | { ok: false; reason: 'store_backlogged'; amount: number };
 
 export type ReserveResult = { ok: true; hold: Hold } | ReserveRefusal;
 

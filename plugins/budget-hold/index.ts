@@ -6,7 +6,7 @@
 // onDone runs (metering never saw the request, or its settle failed), it is released.
 import type { Plugin, PluginEnv } from '../../lib/plugin.js';
 import type { RequestContext } from '../../lib/context.js';
-import { GatewayError } from '../../lib/errors.js';
+import { GatewayError, unavailable } from '../../lib/errors.js';
 import { andThen } from '../../lib/maybe-promise.js';
 import { formatUsd } from '../../lib/store/money.js';
 import type { ReserveRefusal, Store } from '../../lib/store/types.js';
@@ -34,6 +34,10 @@ function refusalError(ctx: RequestContext, r: ReserveRefusal): GatewayError {
         `This API key's monthly limit of ${formatUsd(r.limit)} is reached: ${formatUsd(r.monthToDate)} spent this month` +
         (r.keyHeld > 0 ? ` and ${formatUsd(r.keyHeld)} held by requests in flight` : '') +
         `, and this request needs a hold of ${formatUsd(r.amount)}. Check the key's monthly limit.`);
+    case 'store_backlogged':
+      return unavailable('billing_unavailable',
+        'The gateway cannot record charges at the moment (its database is not accepting writes), so it takes no new ' +
+        'requests until it can. Nothing was charged; retry shortly.', 5);
     case 'hold_too_large':
       return r.exceeds === 'balance'
         ? tooLarge(ctx, r.amount, `it exceeds the account's whole balance of ${formatUsd(r.balance)} (or add credits)`)

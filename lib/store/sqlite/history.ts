@@ -94,6 +94,8 @@ export class SqliteHistory implements History, BatchPart {
   }
 
   record(row: HistoryRow): void {
+    // Not money: dropped rather than held in memory without bound while the database refuses writes.
+    if (this.batcher.full()) return this.batcher.dropped('history row');
     this.rows.queued.set(row.requestId, row);
     this.batcher.schedule();
   }
@@ -154,6 +156,10 @@ export class SqliteHistory implements History, BatchPart {
         JSON.stringify(h.attempts), h.status, h.httpStatus, h.stream ? 1 : 0, u.input, u.output, u.cacheRead,
         u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error);
     }
+  }
+
+  unwritten(): number {
+    return this.rows.size;
   }
 
   committed(): void {

@@ -103,6 +103,10 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
     for (const [id, at] of this.used.take()) batch.touchKey.push(at, id);
   }
 
+  unwritten(): number {
+    return this.used.size;
+  }
+
   committed(): void {
     this.used.committed();
   }

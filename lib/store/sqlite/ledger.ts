@@ -182,6 +182,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     if (this.closed) throw new StoreError('invalid', 'store is closed');
     const { amount } = req;
     if (!Number.isSafeInteger(amount) || amount < 0) throw new StoreError('invalid', `bad hold amount ${amount}`);
+    if (this.batcher.backlogged()) return { ok: false, reason: 'store_backlogged', amount };
     const a = this.account(req.accountId);
     const available = a.balance - a.held;
     if (amount > a.balance && available > 0) {
@@ -334,6 +335,10 @@ export class SqliteLedger implements Ledger, BatchPart {
     this.inFlight = { holds: this.dirtyHolds, charges: this.charges };
     this.dirtyHolds = [];
     this.charges = [];
+  }
+
+  unwritten(): number {
+    return this.dirtyHolds.length + this.charges.length + this.inFlight.holds.length + this.inFlight.charges.length;
   }
 
   committed(): void {

@@ -1,5 +1,6 @@
 // The SQLite store: one connection, one write batcher, in-memory ledger state.
 import { randomUUID } from 'node:crypto';
+import { stderrLogger, type Logger } from '../../log.js';
 import type { Store } from '../types.js';
 import { SqliteAccounts } from './accounts.js';
 import { WriteBatcher, inlineExecutor } from './batch.js';
@@ -23,6 +24,10 @@ export interface SqliteStoreOptions {
   clock: () => number;
   /** Batches and WAL checkpoints on a worker thread (the serving gateway), else inline. */
   backgroundWriter: boolean;
+  /** Where failing or backlogged writes are reported (default: stderr). */
+  log?: Logger;
+  /** See MAX_UNWRITTEN_ROWS. */
+  maxUnwrittenRows?: number;
 }
 
 /** How often the writer thread folds the WAL into the database file. */
@@ -35,11 +40,12 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   db.transaction(() => releaseAbandonedHolds(db, months.now(), liveTokens)).immediate();
   liveTokens.add(owner.token);
 
+  const log = opts.log ?? stderrLogger;
   const writer =
     opts.backgroundWriter && db.name !== ':memory:'
-      ? new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`store writer thread: ${message}`))
+      ? new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => log('warn', `store writer thread: ${message}`))
       : undefined;
-  const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs);
+  const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const changes = new ChangeWatcher(db);
   const ledger = new SqliteLedger(db, batcher, changes, months, owner);
   let closed: Promise<void> | undefined;

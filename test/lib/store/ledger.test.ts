@@ -3,19 +3,11 @@ import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { openStore, type HistoryRow } from '../../../lib/store/index.js';
+import { openStore } from '../../../lib/store/index.js';
 import { checkInvariants } from '../../helpers/invariants.js';
-import { seedAccount, storeConfig, tempStore } from './fixtures/store.js';
+import { historyRow, seedAccount, storeConfig, tempStore } from './fixtures/store.js';
 
 const USD = 1_000_000_000;
-
-function historyRow(a: { accountId: number; keyId: number }, requestId: string): HistoryRow {
-  return {
-    requestId, time: Date.now(), accountId: a.accountId, keyId: a.keyId, route: 'chat', model: 'test/gpt', listing: null,
-    attempts: [], status: 'ok', httpStatus: 200, stream: false, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
-    holdNano: 0, costNano: 0, latencyMs: 1, ttfbMs: null, error: null,
-  };
-}
 
 t.test('reserve, settle and release end each hold exactly once', async (t) => {
   const { store } = tempStore(t);

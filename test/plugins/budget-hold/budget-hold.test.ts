@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
+import type { StoreOptions } from '../../../lib/store/index.js';
 import budgetHold from '../../../plugins/budget-hold/index.js';
 import { holdOf } from '../../../plugins/budget-hold/hold.js';
 import { GatewayError } from '../../../lib/errors.js';
@@ -13,8 +15,8 @@ const offers = [
   testOffer('m@dear', 'chat', { input: 4, output: 12 }),
 ];
 
-async function setup(t: Test, creditNano: number, monthlyLimitNano: number | null = null) {
-  const ts = tempStore(t);
+async function setup(t: Test, creditNano: number, monthlyLimitNano: number | null = null, storeOptions: StoreOptions = {}) {
+  const ts = tempStore(t, storeOptions);
   const a = await seedAccount(ts.store, creditNano, { monthlyLimitNano });
   const plugin = budgetHold(pluginEnv(ts.store, ts.config));
   const ctxFor = (over: Partial<RequestContext> = {}) => requestContext({
@@ -116,4 +118,28 @@ t.test('402 names the reason: the hold for this output budget is too large', asy
   t.match(await refusal(ctxFor({ outputBudget: Number.MAX_SAFE_INTEGER })), {
     code: 'hold_too_large', message: /more than \$9,007,199/,
   }, 'beyond any integer amount (BigInt math)');
+});
+
+t.test('503 with Retry-After while the store cannot write the rows it has queued', async (t) => {
+  const { store, a, plugin, ctxFor, refusal, dbPath } = await setup(t, 1 * USD, null, { maxUnwrittenRows: 1, log: () => {} });
+  const lock = new Database(dbPath);
+  t.teardown(() => lock.close());
+  lock.exec('BEGIN IMMEDIATE'); // the store's writer thread waits for this lock
+  const first = ctxFor();
+  await plugin.onRequest!(first);
+  const stalled = store.flush(); // the hold's row is in flight, waiting
+  t.match(await refusal(ctxFor()), {
+    status: 503, type: 'overloaded_error', code: 'billing_unavailable', retryAfter: 5,
+    message: /cannot record charges.*Nothing was charged; retry shortly/,
+  });
+  await plugin.onDone!(first, 'error');
+  lock.exec('COMMIT');
+  await stalled;
+  await store.flush();
+  const again = ctxFor();
+  await plugin.onRequest!(again);
+  t.ok(holdOf(again), 'admitted once the rows are written');
+  await plugin.onDone!(again, 'error');
+  t.equal((await store.ledger.balance(a.accountId)).held, 0);
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
