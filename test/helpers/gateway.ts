@@ -46,6 +46,8 @@ export interface TestGatewayOptions {
   clock?: () => number;
   log?: Logger;
   holdSweepIntervalMs?: number;
+  /** The store's bound on rows waiting to be written (see MAX_UNWRITTEN_ROWS). */
+  maxUnwrittenRows?: number;
 }
 
 export interface TestGateway {
@@ -71,12 +73,14 @@ export function buildTestConfig(dir: string, configure?: (cfg: Record<string, an
 export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const config = buildTestConfig(dir, opts.configure);
-  const store = openStore(config, { clock: opts.clock, backgroundWriter: true }); // as the serving gateway runs it
+  const log = opts.log ?? silentLogger;
+  // As the serving gateway runs it.
+  const store = openStore(config, { clock: opts.clock, backgroundWriter: true, log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const account = await store.accounts.create({ email: 'test@example.com' });
   const credit = parseUsd(String(opts.creditUsd ?? 100));
   if (credit > 0) await store.ledger.grant(account.id, credit, 'test credit');
   const { key, secret } = await store.keys.create({ accountId: account.id, name: 'test key' });
-  const gateway = await start(config, { store, clock: opts.clock, log: opts.log ?? silentLogger, trackFinished: true, holdSweepIntervalMs: opts.holdSweepIntervalMs });
+  const gateway = await start(config, { store, clock: opts.clock, log, trackFinished: true, holdSweepIntervalMs: opts.holdSweepIntervalMs });
   return {
     url: gateway.url,
     gateway,
