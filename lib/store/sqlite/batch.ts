@@ -194,11 +194,12 @@ export class WriteBatcher {
    * hold until they are. Each request would add rows that a crash could lose and memory must hold.
    */
   backlogged(): boolean {
-    const over = this.unwritten() >= this.maxUnwrittenRows;
+    const unwritten = this.unwritten();
+    const over = unwritten >= this.maxUnwrittenRows;
     if (over !== this.refusing) {
       this.refusing = over;
-      if (over) this.log('error', 'store: too many rows wait to be written; new requests get 503 until they are', { unwritten: this.unwritten() });
-      else this.log('info', 'store: the rows waiting to be written are down again; requests are admitted', { unwritten: this.unwritten() });
+      if (over) this.log('error', 'store: too many rows wait to be written; new requests get 503 until they are', { unwritten });
+      else this.log('info', 'store: the rows waiting to be written are down again; requests are admitted', { unwritten });
     }
     return over;
   }
