@@ -50,7 +50,7 @@ export async function measureBillingHooks(ms: number, perTurn: number): Promise<
     const bare = async () => void request();
     const billed = async () => {
       const ctx = request();
-      await a.onRequest!(ctx);
+      await a.onHeaders!(ctx);
       await h.onRequest!(ctx);
       m.onResponseBody!(ctx, answer, up);
       Object.assign(ctx, { offer, status: 200 });

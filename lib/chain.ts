@@ -98,6 +98,11 @@ export function sendError(res: ServerResponse, ctx: Pick<RequestContext, 'client
   sendJson(res, err.status, errorBody(err, ctx.clientFormat), headers);
 }
 
+function addPluginHeaders(ctx: RequestContext, res: ServerResponse): void {
+  const h = ctx.responseHeaders;
+  if (h) for (const name in h) res.setHeader(name, h[name]);
+}
+
 export class Chain {
   private readonly reversed: Plugin[];
 
@@ -108,15 +113,26 @@ export class Chain {
     this.reversed = [...plugins].reverse();
   }
 
-  /** Run one request to its end. Never throws. */
-  async handle(ctx: RequestContext, res: ServerResponse): Promise<void> {
+  /**
+   * Run one request to its end. Never throws. `readBody` is called once the header hooks admitted
+   * the request (absent: ctx.rawBody is already set).
+   */
+  async handle(ctx: RequestContext, res: ServerResponse, readBody?: () => Promise<Buffer>): Promise<void> {
     try {
+      for (const p of this.plugins) {
+        if (p.onHeaders) {
+          const r = p.onHeaders(ctx);
+          if (r) await r;
+        }
+      }
+      if (readBody) ctx.rawBody = await readBody();
       for (const p of this.plugins) {
         if (p.onRequest) {
           const r = p.onRequest(ctx);
           if (r) await r;
         }
       }
+      addPluginHeaders(ctx, res);
       if (ctx.reply) {
         ctx.status = ctx.reply.status;
         sendJson(res, ctx.reply.status, ctx.reply.body);
@@ -142,6 +158,7 @@ export class Chain {
     if (err.status >= 500 && !(e instanceof GatewayError)) this.deps.log('error', 'request failed', { request_id: ctx.id, err: e });
     ctx.error = err;
     if (!res.headersSent) {
+      addPluginHeaders(ctx, res);
       ctx.status = err.status;
       sendError(res, ctx, err);
     } else if (!res.writableEnded) {

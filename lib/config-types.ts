@@ -5,6 +5,8 @@ export interface ServerConfig {
   host: string;
   port: number;
   body_limit_bytes: number;
+  /** All request bodies in memory together (being read or held by requests in flight). */
+  max_buffered_bytes: number;
   headers_timeout_ms: number;
   request_timeout_ms: number;
   keep_alive_timeout_ms: number;

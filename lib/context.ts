@@ -122,6 +122,8 @@ export interface RequestContext {
   reply?: Reply;
   /** Per-plugin scratch space, keyed by plugin name. */
   state: Record<string, unknown>;
+  /** Headers plugins add to every answer of this request, errors included (e.g. rate-limit state). */
+  responseHeaders?: Record<string, string | number>;
 }
 
 /**

@@ -88,7 +88,12 @@ export interface StreamHook {
 
 export interface Plugin {
   readonly name: string;
-  /** Request phase, in chain order. Throw a GatewayError to stop the chain. */
+  /**
+   * Before the body is read, in chain order: decide from the headers alone (who calls, how often).
+   * Throw a GatewayError to refuse: the body is then never read and the connection is closed.
+   */
+  onHeaders?(ctx: RequestContext): void | Promise<void>;
+  /** Request phase (the body is read), in chain order. Throw a GatewayError to stop the chain. */
   onRequest?(ctx: RequestContext): void | Promise<void>;
   /** Once per attempt, in chain order: shape the upstream request for this offer. */
   onAttempt?(ctx: RequestContext, up: UpstreamRequest): void;

@@ -4,9 +4,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig, WireFormat } from './config-types.js';
 import { createContext, type Route } from './context.js';
-import { GatewayError, notFound } from './errors.js';
+import { GatewayError, badRequest, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
 import { sendError, type Chain } from './chain.js';
+import { BodyBudget, BodyReader } from './body.js';
 
 const API_ROUTES: Record<string, { method: string; route: Route }> = {
   '/v1/chat/completions': { method: 'POST', route: 'chat' },
@@ -42,43 +43,21 @@ function clientFormatFor(route: Route | undefined, req: IncomingMessage, path: s
   return speaksMessages(req) || path.includes('/messages') ? 'messages' : 'chat';
 }
 
-/** Read the body up to `limit` bytes; a larger one is refused without reading the rest. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.reject(tooLarge(limit));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.pause();
-        return reject(tooLarge(limit));
-      }
-      chunks.push(c);
-    });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-    req.once('error', reject);
-  });
-}
-
 /** After connections are cut, how long their done hooks (charges, history) may still take. */
 const DONE_HOOKS_DEADLINE_MS = 5000;
 
 const internalError = () => new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.');
 
-const tooLarge = (limit: number) =>
-  new GatewayError(413, 'request_too_large', 'request_too_large', `The request body is larger than the limit of ${limit} bytes.`);
-
 export class GatewayServer {
   readonly http: http.Server;
   private inFlight = 0;
+  private readonly bodies: BodyBudget;
   private draining = false;
   private drained?: () => void;
 
   constructor(private readonly deps: ServerDeps) {
     const cfg = deps.config();
+    this.bodies = new BodyBudget(() => deps.config().max_buffered_bytes);
     this.http = http.createServer(
       {
         headersTimeout: cfg.headers_timeout_ms,
@@ -117,6 +96,11 @@ export class GatewayServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = newRequestId();
     res.setHeader('x-request-id', id);
+    if (hostHeaders(req.rawHeaders) > 1) {
+      // Node keeps the first Host, a proxy in front may route by the last: refuse the ambiguity (RFC 9112 3.2).
+      res.setHeader('connection', 'close');
+      return sendError(res, { clientFormat: clientFormatFor(undefined, req, '') }, badRequest('duplicate_host', 'The request has more than one Host header.'));
+    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -151,24 +135,24 @@ export class GatewayServer {
     res.once('close', () => {
       if (!res.writableFinished) ctx.client.markGone();
     });
+    // The body is read only once the header hooks (the key, its rate) admitted the request; until
+    // it is read whole, an answer closes the connection (its unread rest must not be parsed as a request).
+    const body = spec.method === 'POST' ? new BodyReader(req, this.deps.config().body_limit_bytes, this.bodies) : undefined;
+    if (body) res.setHeader('connection', 'close');
+    const readBody = body && (async () => {
+      const raw = await body.read();
+      if (!this.draining) res.removeHeader('connection');
+      return raw;
+    });
     this.inFlight++;
     try {
-      if (spec.method === 'POST') {
-        try {
-          ctx.rawBody = await readBody(req, this.deps.config().body_limit_bytes);
-        } catch (e) {
-          const err = e instanceof GatewayError ? e : new GatewayError(400, 'invalid_request_error', 'bad_body', 'The request body could not be read.');
-          res.setHeader('connection', 'close'); // the unread rest of a refused body must not be parsed as a request
-          ctx.status = err.status;
-          return sendError(res, ctx, err);
-        }
-      }
-      await this.deps.chain().handle(ctx, res);
+      await this.deps.chain().handle(ctx, res, readBody);
     } catch (e) {
       this.deps.onError(e, id);
       if (!res.headersSent) sendError(res, ctx, internalError());
       else res.destroy();
     } finally {
+      body?.release();
       if (--this.inFlight === 0 && this.drained) this.drained();
     }
   }
@@ -197,6 +181,12 @@ export class GatewayServer {
       };
     });
   }
+}
+
+function hostHeaders(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') n++;
+  return n;
 }
 
 function routeNotFound(method: string, path: string): GatewayError {

@@ -1,7 +1,7 @@
 // Request and response plumbing of the dashboard: cookies, forms, HTML answers with the security
 // headers every page carries.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../server.js';
+import { readBody } from '../body.js';
 import type { Html } from './html.js';
 
 export function parseCookies(header: string | undefined): Map<string, string> {

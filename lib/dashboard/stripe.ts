@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Stripe from 'stripe';
 import type { StripeConfig } from '../config-types.js';
 import type { Logger } from '../log.js';
-import { readBody } from '../server.js';
+import { readBody } from '../body.js';
 import { formatUsd, parseUsd } from '../store/money.js';
 import { StoreError, type Account, type PaymentMethod, type Store } from '../store/types.js';
 

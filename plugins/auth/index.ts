@@ -138,7 +138,8 @@ export default function auth(env: PluginEnv): Plugin {
 
   return {
     name: 'auth',
-    onRequest(ctx: RequestContext) {
+    // From the headers alone: a caller without a valid key never gets its body read.
+    onHeaders(ctx: RequestContext) {
       const socket = ctx.req.socket as Socket | undefined;
       const sent = socket ? credentialHeaders(ctx.req.headers) : undefined;
       // Without a promise when this turn has synced already and the connection repeats itself.

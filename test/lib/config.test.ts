@@ -78,6 +78,7 @@ t.test('defaults are filled in', async (t) => {
     host: '127.0.0.1',
     port: 8080,
     body_limit_bytes: 10_485_760,
+    max_buffered_bytes: 268_435_456,
     headers_timeout_ms: 10_000,
     request_timeout_ms: 30_000,
     keep_alive_timeout_ms: 65_000,

@@ -13,7 +13,7 @@ async function setup(t: Test) {
   const call = async (headers: Record<string, string>, socket?: object) => {
     const ctx = requestContext({ headers, socket });
     try {
-      await plugin.onRequest!(ctx);
+      await plugin.onHeaders!(ctx);
       return ctx.auth!;
     } catch (err) {
       if (err instanceof GatewayError) return err;
