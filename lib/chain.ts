@@ -12,7 +12,8 @@ import { StreamEvent } from './plugin.js';
 import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
 import type { Breakers } from './breaker.js';
 import { SseEventTooLarge, SseParser, formatEvent } from './sse.js';
-import { classifyEvent, credentialHeaders, endsStream, eventErrorMessage, upstreamErrorMessage, upstreamPath } from './wire.js';
+import { classifyEvent, credentialHeaders, endsStream, eventErrorMessage, isErrorBody, upstreamErrorMessage, upstreamPath } from './wire.js';
+import { Scrubber } from './scrub.js';
 import type { Logger } from './log.js';
 
 /**
@@ -43,6 +44,8 @@ function failureReason(status: number): string {
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 /** Error bodies are read only to find their message. */
 const MAX_ERROR_BODY = 64 * 1024;
+/** Upstream texts passed on (error messages, reasons) are cut to this many characters. */
+const MAX_UPSTREAM_TEXT = 1000;
 
 /** Why an attempt failed, for history and for the 503 message. */
 class AttemptFailed extends Error {
@@ -105,12 +108,25 @@ function addPluginHeaders(ctx: RequestContext, res: ServerResponse): void {
 
 export class Chain {
   private readonly reversed: Plugin[];
+  /** Every upstream text that reaches a client, a log line or a history row goes through it. */
+  private readonly scrubber: Scrubber;
 
   constructor(
     readonly plugins: Plugin[],
     private readonly deps: ChainDeps,
   ) {
     this.reversed = [...plugins].reverse();
+    this.scrubber = new Scrubber(deps.config.providers.map((p) => p.api_key));
+  }
+
+  /** An upstream's text, scrubbed of secrets and cut to a length fit for a message. */
+  private untrusted(text: string): string {
+    return this.scrubber.scrub(text.length > MAX_UPSTREAM_TEXT ? text.slice(0, MAX_UPSTREAM_TEXT) + '…' : text);
+  }
+
+  /** A network error's description (its message may quote the upstream). */
+  private networkError(e: unknown): string {
+    return this.untrusted(describeNetworkError(e));
   }
 
   /**
@@ -233,8 +249,6 @@ export class Chain {
       ...up.headers,
       ...credentialHeaders(up.offer.provider),
     };
-    const beta = ctx.req.headers['anthropic-beta'];
-    if (up.format === 'messages' && typeof beta === 'string') headers['anthropic-beta'] = beta;
     return this.deps.transports.send({ provider: up.offer.provider, path: up.path, headers, body: payload }, res);
   }
 
@@ -254,7 +268,7 @@ export class Chain {
       } catch (e) {
         if (ctx.client.gone) throw new ClientGone();
         if (e instanceof DeadlineExceeded) throw timedOut(e);
-        return e instanceof AttemptFailed ? e : new AttemptFailed(describeNetworkError(e));
+        return e instanceof AttemptFailed ? e : new AttemptFailed(this.networkError(e));
       } finally {
         clearTimeout(timer);
       }
@@ -263,7 +277,7 @@ export class Chain {
       const type = String(upRes.headers['content-type'] ?? '');
       if (!type.includes('text/event-stream')) {
         call.abort(new AttemptFailed('not a stream'));
-        return new AttemptFailed(`upstream answered a stream request with ${type || 'no content type'}`);
+        return new AttemptFailed(`upstream answered a stream request with ${type ? this.untrusted(type) : 'no content type'}`);
       }
       return await this.stream(ctx, res, call, up, upRes.body);
     } finally {
@@ -294,7 +308,7 @@ export class Chain {
       });
       body.once('error', (e) => {
         clearTimeout(timer);
-        reject(ctx.client.gone ? new ClientGone() : e instanceof AttemptFailed || e instanceof DeadlineExceeded ? e : new AttemptFailed(`upstream body: ${describeNetworkError(e)}`));
+        reject(ctx.client.gone ? new ClientGone() : e instanceof AttemptFailed || e instanceof DeadlineExceeded ? e : new AttemptFailed(`upstream body: ${this.networkError(e)}`));
       });
       body.once('close', () => {
         if (!body.readableEnded) {
@@ -313,7 +327,7 @@ export class Chain {
       if (e instanceof ClientGone) throw e;
       if (e instanceof DeadlineExceeded) throw timedOut(e);
     }
-    const message = upstreamErrorMessage(text);
+    const message = this.untrusted(upstreamErrorMessage(text));
     if (isFailoverStatus(upRes.status) || (upRes.status === 400 && OUTPUT_LIMIT_ERROR.test(message))) {
       this.deps.log('warn', 'upstream attempt failed', { request_id: ctx.id, listing: up.offer.listing, status: upRes.status, upstream_message: message });
       return new AttemptFailed(upRes.status === 400 ? 'upstream 400 (output limit of this offer)' : failureReason(upRes.status), upRes.status);
@@ -338,6 +352,9 @@ export class Chain {
       return new AttemptFailed('upstream answered with a body that is not JSON');
     }
     if (body === null || typeof body !== 'object') return new AttemptFailed('upstream answered with a body that is not a JSON object');
+    if (isErrorBody(up.format, body)) {
+      return new AttemptFailed(`upstream ${upRes.status} with an error body: ${this.untrusted(upstreamErrorMessage(raw.toString('utf8')))}`, upRes.status);
+    }
     for (const p of this.reversed) {
       if (!p.onResponseBody) continue;
       const r = p.onResponseBody(ctx, body, up);
@@ -486,7 +503,7 @@ export class Chain {
             const kind = classifyEvent(up.format, ev);
             if (kind === 'error' || kind === 'malformed') {
               write(out);
-              return fail(kind === 'error' ? `upstream error event: ${eventErrorMessage(ev)}` : 'upstream sent a malformed event');
+              return fail(kind === 'error' ? `upstream error event: ${this.untrusted(eventErrorMessage(ev))}` : 'upstream sent a malformed event');
             }
             sawEvent = true;
             if (!sawEnd && endsStream(up.format, ev)) sawEnd = true;
@@ -522,7 +539,7 @@ export class Chain {
       });
       body.once('error', (e) => {
         if (e instanceof DeadlineExceeded) expire(e);
-        else fail(e instanceof AttemptFailed ? e.reason : describeNetworkError(e));
+        else fail(e instanceof AttemptFailed ? e.reason : this.networkError(e));
       });
       body.once('close', () => {
         if (!body.readableEnded) fail('upstream connection closed mid-stream');

@@ -43,6 +43,15 @@ export function classifyEvent(format: WireFormat, ev: StreamEvent): EventKind {
   return 'other';
 }
 
+/**
+ * A whole (non-streamed) upstream body that reports an error although its status was 2xx: chat
+ * `{"error": …}` without choices, messages `{"type": "error", …}`. It is a failed attempt, not an answer.
+ */
+export function isErrorBody(format: WireFormat, body: any): boolean {
+  if (format === 'messages') return body.type === 'error';
+  return body.error !== undefined && body.error !== null && !Array.isArray(body.choices);
+}
+
 /** Does this upstream event say the answer is complete (so a close after it is a proper end)? */
 export function endsStream(format: WireFormat, ev: StreamEvent): boolean {
   if (format === 'messages') return ev.event === 'message_stop' || ev.json?.type === 'message_stop';

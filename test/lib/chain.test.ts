@@ -648,15 +648,14 @@ t.test('the upstream request: path, upstream model, credentials, allowlisted hea
   t.equal(m.body.model, 'up-p1');
   t.equal(m.headers['x-api-key'], 'key-p1');
   t.equal(m.headers['anthropic-version'], '2023-06-01');
-  t.equal(m.headers['anthropic-beta'], 'tools-2024', 'anthropic-beta passes to a messages upstream');
+  t.equal(m.headers['anthropic-beta'], undefined, "the client's anthropic-beta is not forwarded by the core (offer-pick decides which betas pass)");
   t.equal(m.headers['x-extra'], 'p1', 'headers set by onAttempt');
   t.equal(m.headers['content-length'], String(Buffer.byteLength(JSON.stringify(m.body))));
   t.equal(c.path, '/chat/completions');
   t.equal(c.body.model, 'up-c1');
   t.equal(c.headers.authorization, 'Bearer key-c1');
-  t.equal(c.headers['anthropic-beta'], undefined, 'not to a chat upstream');
   for (const h of [m.headers, c.headers]) {
-    t.notMatch(JSON.stringify(h), /client-secret|a=b|x-custom/, 'no client credentials, cookies or other headers');
+    t.notMatch(JSON.stringify(h), /client-secret|a=b|x-custom|tools-2024/, 'no client credentials, cookies, betas or other headers');
   }
   t.equal(s.contexts[0].body.model, 'm', 'the client body keeps its model for the next attempt');
 });
@@ -704,6 +703,8 @@ t.test('what fails over before the first byte', async (t) => {
     ['529', () => jsonReply(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), /upstream 529/],
     ['a success body that is not JSON', () => jsonReply(200, '<html>gateway timeout</html>', 'text/html'), /not JSON/],
     ['a JSON success body that is not an object', () => jsonReply(200, '42'), /not a JSON object/],
+    // A 200 whose body is an error is a failure, not an (empty) answer to charge for.
+    ['a 200 with an error body', () => jsonReply(200, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), /^upstream 200 with an error body: Overloaded$/],
     [
       'a reset in the middle of the body',
       () => {
@@ -727,6 +728,30 @@ t.test('what fails over before the first byte', async (t) => {
     t.equal(json(r).id, 'msg_p2', `${name}: by the second offer`);
     t.match(s.contexts[before].attempts, [{ listing: 'm@p1', outcome: 'failed', reason }, { listing: 'm@p2', outcome: 'ok' }], name);
   }
+});
+
+t.test('a chat upstream answering 200 with an error body fails over; the next offer serves', async (t) => {
+  const s = await setup(t);
+  s.transports.on('c1', () => jsonReply(200, { error: { message: 'The server had an error', type: 'server_error' } }));
+  s.transports.on('p2', () => jsonReply(200, messagesBody('msg_p2')));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['c1', 'p2'] });
+  await s.settled();
+  t.equal(r.status, 200);
+  t.equal(json(r).id, 'msg_p2');
+  t.match(s.contexts[0].attempts, [{ listing: 'm@c1', outcome: 'failed', status: 200, reason: /error body: The server had an error/ }, { listing: 'm@p2', outcome: 'ok' }]);
+});
+
+t.test('upstream texts are scrubbed of the provider key and secret shapes before the client, history and the log see them', async (t) => {
+  const s = await setup(t);
+  const echo = 'you sent x-api-key: key-p1, Authorization: Bearer abcdef0123456789abcdef and sk-ant-api03-AAAABBBBCCCC; the key key-p1 is unknown';
+  s.transports.on('p1', () => jsonReply(400, { type: 'error', error: { type: 'invalid_request_error', message: echo } }));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'] });
+  await s.settled();
+  t.equal(r.status, 400);
+  t.match(json(r).error.message, /^The upstream provider rejected the request: you sent x-api-key: \[redacted\]/);
+  t.match(json(r).error.message, /the key \[redacted\] is unknown$/);
+  t.notMatch(r.text, /key-p1|0123456789abcdef|AAAABBBB|sk-ant/, 'no key nor secret-shaped text reaches the client');
+  t.notMatch(JSON.stringify(s.contexts[0].error?.message), /key-p1|0123456789abcdef|AAAABBBB/, 'nor what history records');
 });
 
 t.test('no response headers within the first-byte timeout: the call is aborted and the next offer tried', async (t) => {
