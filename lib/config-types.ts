@@ -40,6 +40,12 @@ export interface ProviderConfig {
   /** Served by the in-process simulated provider (base_url is filled in at start). */
   simulated?: boolean;
   anthropic_version?: string;
+  /**
+   * messages providers: the client `anthropic-beta` values forwarded to this upstream, by family
+   * (`prompt-caching` matches `prompt-caching-2024-07-31`); others are dropped. Filled in by the
+   * config loader (the schema's default list).
+   */
+  betas?: string[];
 }
 
 export interface ModelConfig {
@@ -64,6 +70,16 @@ export interface SupportsConfig {
   json_schema: boolean;
 }
 
+/** What an offer's prices cover beyond plain tokens: billable request options it may serve. */
+export interface AllowConfig {
+  /** Top-level request fields (billable ones, or ones the gateway does not know, which are otherwise dropped). */
+  fields?: string[];
+  /** Server tool types, with or without their date (`web_search` covers `web_search_20250305`). */
+  tools?: string[];
+  /** Betas by family, billable ones included (`context-1m` covers `context-1m-2025-08-07`); forwarded to this offer. */
+  betas?: string[];
+}
+
 export interface OfferConfig {
   listing: string;
   model: string;
@@ -73,6 +89,7 @@ export interface OfferConfig {
   max_output_tokens?: number;
   subscription?: boolean;
   supports?: Partial<SupportsConfig>;
+  allow?: AllowConfig;
 }
 
 export interface DemoConfig {

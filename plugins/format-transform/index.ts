@@ -29,7 +29,8 @@ export default function formatTransform(_env: PluginEnv): Plugin {
 
     onAttempt(ctx: RequestContext, up: UpstreamRequest): void {
       if (up.format === ctx.clientFormat) {
-        const body: Record<string, any> = { ...ctx.body };
+        // From up.body: offer-pick has left out what this offer may not be sent.
+        const body: Record<string, any> = { ...up.body };
         if (up.format === 'chat') {
           // The upstream stops at the budget the hold covers: a charge above it would be clipped.
           // max_completion_tokens wins over max_tokens (spec 4.2), so only it goes upstream.

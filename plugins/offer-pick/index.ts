@@ -1,11 +1,14 @@
 // offer-pick: model ID → its usable offers, cheapest first for this request. Also sets the output
-// budget and the input estimate (both needed by budget-hold) and answers GET /v1/models.
-import type { Plugin, PluginEnv } from '../../lib/plugin.js';
+// budget and the input estimate (both needed by budget-hold) and answers GET /v1/models. Options the
+// upstream bills beyond the offer's prices restrict the candidates to offers that declare them, and
+// each attempt forwards only known or declared fields and allowed betas (extras.ts).
+import type { Plugin, PluginEnv, UpstreamRequest } from '../../lib/plugin.js';
 import type { Feature, Offer, RequestContext } from '../../lib/context.js';
 import { GatewayError, badRequest, notFound, unavailable } from '../../lib/errors.js';
 import { modelRefusal, usableOffers, withinPriceCap } from '../../lib/permissions.js';
 import { estimateInputTokens } from '../../lib/tokens.js';
 import { detectFeatures, FEATURE_NAMES } from './features.js';
+import { betaMatches, declares, parseBetas, requestExtras, type Allowance, type RequestExtras } from './extras.js';
 import { modelsList } from './models-list.js';
 
 /** Subscription-backed offers bill at least this many output tokens (spec section 8). */
@@ -35,8 +38,15 @@ export const budgetParam = (ctx: RequestContext): string =>
 /** Estimated cost of the request on this offer (nano-USD; used only for ordering). */
 const estimate = (o: Offer, input: number, output: number) => input * o.prices.input + output * o.prices.output;
 
+/** ctx.state key of the request's extras, when it has any (see extras.ts). */
+const EXTRAS = 'offer-pick';
+
 export default function offerPick(env: PluginEnv): Plugin {
   const models = new Map(env.config.models.map((m) => [m.id, m]));
+  const allowances = new Map<string, Allowance>(
+    env.config.offers.map((o) => [o.listing, { fields: new Set(o.allow?.fields), tools: o.allow?.tools ?? [], betas: o.allow?.betas ?? [] }]),
+  );
+  const allowanceOf = (o: Offer): Allowance => allowances.get(o.listing) ?? NO_ALLOWANCE;
   return {
     name: 'offer-pick',
     onRequest(ctx: RequestContext) {
@@ -65,6 +75,8 @@ export default function offerPick(env: PluginEnv): Plugin {
       }
 
       ctx.features = detectFeatures(ctx.body, ctx.clientFormat);
+      const extras = requestExtras(ctx.body, ctx.clientFormat, takeClientBetas(ctx));
+      if (extras.billable.length > 0 || extras.unknownFields.length > 0 || extras.neutralBetas.length > 0) ctx.state[EXTRAS] = extras;
       const explicit = explicitOutputBudget(ctx);
       // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
       const requested = explicit ?? model.max_output_tokens;
@@ -83,10 +95,21 @@ export default function offerPick(env: PluginEnv): Plugin {
         const f = missingFeature(offers[0], ctx.features)!;
         throw badRequest('feature_not_supported', `No offer of model ${modelId} supports ${FEATURE_NAMES[f]}; remove it from the request.`, f === 'tools' ? 'tools' : null);
       }
+      // Whatever the upstream would bill beyond the offer's prices must be declared by the offer.
+      const undeclared = (o: Offer) => extras.billable.find((e) => !declares(allowanceOf(o), e));
+      const covered = extras.billable.length === 0 ? featureless : featureless.filter((o) => undeclared(o) === undefined);
+      if (covered.length === 0) {
+        const e = extras.billable.find((x) => featureless.every((o) => !declares(allowanceOf(o), x))) ?? undeclared(featureless[0])!;
+        throw badRequest(
+          'billable_option_not_offered',
+          `No offer of model ${modelId} covers ${e.label}, which the upstream bills beyond the offer's prices; remove it from the ${e.kind === 'beta' ? 'anthropic-beta header' : 'request'}.`,
+          e.param,
+        );
+      }
       const budgetFor = (o: Offer) => offerOutputBudget(o, requested, explicit !== undefined);
-      const fitting = explicit === undefined ? featureless : featureless.filter((o) => o.maxOutputTokens >= requested);
+      const fitting = explicit === undefined ? covered : covered.filter((o) => o.maxOutputTokens >= requested);
       if (fitting.length === 0) {
-        const most = Math.max(...featureless.map((o) => o.maxOutputTokens));
+        const most = Math.max(...covered.map((o) => o.maxOutputTokens));
         throw badRequest(
           'output_limit_exceeded',
           `The output budget of ${requested} tokens is above what any offer of ${modelId} allows (at most ${most}); lower ${ctx.clientFormat === 'chat' ? 'max_completion_tokens / max_tokens' : 'max_tokens'} to ${most} or less.`,
@@ -99,7 +122,51 @@ export default function offerPick(env: PluginEnv): Plugin {
         .sort((a, b) => a.cost - b.cost || a.i - b.i)
         .map((x) => x.o);
     },
+
+    onAttempt(ctx: RequestContext, up: UpstreamRequest) {
+      const extras = ctx.state[EXTRAS] as RequestExtras | undefined;
+      if (extras) forwardOnly(extras, allowanceOf(up.offer), ctx, up);
+    },
   };
+}
+
+const NO_ALLOWANCE: Allowance = { fields: new Set(), tools: [], betas: [] };
+
+/**
+ * The client's betas, taken off the request: they are forwarded per offer by onAttempt, never as
+ * the client sent them. A chat client's are ignored (they mean nothing in its format).
+ */
+function takeClientBetas(ctx: RequestContext): string[] {
+  const headers = ctx.req.headers;
+  if (!headers || headers['anthropic-beta'] === undefined) return [];
+  const raw = headers['anthropic-beta'];
+  delete headers['anthropic-beta'];
+  return ctx.clientFormat === 'messages' ? parseBetas(raw) : [];
+}
+
+/**
+ * Shape one attempt so that nothing forwarded is billed beyond the offer's prices: fields the
+ * gateway does not know are dropped (unless the offer declares them; conversion drops them anyway),
+ * and a messages upstream gets the client's betas that its provider lists or the offer declares.
+ */
+function forwardOnly(extras: RequestExtras, allow: Allowance, ctx: RequestContext, up: UpstreamRequest): void {
+  if (up.format === ctx.clientFormat) {
+    const drop = extras.unknownFields.filter((f) => !allow.fields.has(f));
+    if (drop.length > 0) {
+      const body = { ...up.body };
+      for (const f of drop) delete body[f];
+      up.body = body;
+    }
+  }
+  if (up.format !== 'messages') return;
+  const listed = up.offer.provider.betas ?? [];
+  const declared = (b: string) => allow.betas.some((f) => betaMatches(f, b));
+  const betas = [
+    ...extras.neutralBetas.filter((b) => declared(b) || listed.some((f) => betaMatches(f, b))),
+    // A candidate declares every billable beta of the request.
+    ...extras.billable.filter((e) => e.kind === 'beta').map((e) => e.name),
+  ];
+  if (betas.length > 0) up.headers['anthropic-beta'] = betas.join(',');
 }
 
 function missingFeature(o: Offer, used: Set<Feature>): Feature | undefined {

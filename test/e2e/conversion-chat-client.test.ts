@@ -220,7 +220,7 @@ t.test('failure mode 8: the usage chunk reaches only a client that asked; the up
   }
 });
 
-t.test('chat passthrough: unknown fields reach the upstream, the answer names the client model', async (t) => {
+t.test('chat passthrough: known fields reach the upstream, unknown ones do not (they could be billable), the answer names the client model', async (t) => {
   const r = await openai().chat.completions.create({
     model: 'test/gpt',
     max_tokens: 20,
@@ -230,7 +230,8 @@ t.test('chat passthrough: unknown fields reach the upstream, the answer names th
     vendor_extension: { keep: true },
   });
   t.equal(r.model, 'test/gpt');
-  t.match(upstreamBody(), { model: 'gpt-up', seed: 7, vendor_extension: { keep: true } });
+  t.match(upstreamBody(), { model: 'gpt-up', seed: 7 });
+  t.notOk('vendor_extension' in upstreamBody(), 'dropped: offer-pick forwards only fields it knows or the offer declares');
 });
 
 t.test('failure mode 12: an upstream error after output reaches the chat client as an error, the stream ends', async (t) => {

@@ -89,7 +89,10 @@ t.test('defaults are filled in', async (t) => {
   t.same(cfg.breaker, { failure_threshold: 5, cooldown_ms: 30_000 });
   t.same(cfg.plugins, ['auth', 'schema-check', 'offer-pick', 'budget-hold', 'format-transform', 'metering']);
   t.same(cfg.demo, { enabled: false, email: 'demo@example.com', credit_usd: 5 });
-  t.same(cfg.providers[0], { id: 'p', format: 'messages', base_url: 'https://api.example.com', http2: false, simulated: false, anthropic_version: '2023-06-01' });
+  const { betas, ...provider } = cfg.providers[0];
+  t.same(provider, { id: 'p', format: 'messages', base_url: 'https://api.example.com', http2: false, simulated: false, anthropic_version: '2023-06-01' });
+  t.ok(betas!.includes('claude-code') && betas!.includes('prompt-caching'), 'the default beta list');
+  t.same(cfg.offers[0].allow, { fields: [], tools: [], betas: [] });
   t.equal(cfg.offers[0].subscription, false);
   t.same(cfg.offers[0].supports, { tools: true, images: true, reasoning: true, json_schema: true });
 });

@@ -21,6 +21,11 @@ function ctxOf(clientFormat: WireFormat, body: Record<string, any>, over: Partia
     ...over,
   } as RequestContext;
 }
+/** As the core calls it: the attempt's body starts as the client's (offer-pick may have narrowed it). */
+function attempt(ctx: RequestContext, up: UpstreamRequest): void {
+  up.body = ctx.body;
+  plugin.onAttempt!(ctx, up);
+}
 function upOf(format: WireFormat, maxOutputTokens = 64000, subscription = false): UpstreamRequest {
   return {
     offer: { maxOutputTokens, subscription } as Offer,
@@ -37,23 +42,32 @@ t.test('same format: a shallow copy, unknown fields, cache_control and signature
     max_tokens: 10,
     messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 'sig' }] }],
     system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }],
-    some_future_field: { a: 1 },
+    some_future_field: { a: 1 }, // offer-pick decides which unknown fields are forwarded
   };
   const up = upOf('messages');
-  plugin.onAttempt!(ctxOf('messages', body), up);
+  attempt(ctxOf('messages', body), up);
   t.not(up.body, body, 'a fresh object');
   t.strictSame(up.body, body);
   t.equal(up.body.messages, body.messages, 'nested values shared, not copied');
 });
 
+t.test('same format: starts from the attempt body, so what offer-pick left out stays out', async (t) => {
+  const body = { model: 'test/claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], dropped: true };
+  const up = upOf('messages');
+  up.body = { model: body.model, max_tokens: 10, messages: body.messages };
+  plugin.onAttempt!(ctxOf('messages', body), up);
+  t.notOk('dropped' in up.body);
+  t.equal(up.body.messages, body.messages);
+});
+
 t.test('chat passthrough stream: include_usage asked upstream without touching the client body', async (t) => {
   const body = { model: 'test/gpt', stream: true, messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: false, other: 1 } };
   const up = upOf('chat');
-  plugin.onAttempt!(ctxOf('chat', body), up);
+  attempt(ctxOf('chat', body), up);
   t.strictSame(up.body.stream_options, { include_usage: true, other: 1 });
   t.strictSame(body.stream_options, { include_usage: false, other: 1 });
   const plain = upOf('chat');
-  plugin.onAttempt!(ctxOf('chat', { model: 'test/gpt', messages: [] }), plain);
+  attempt(ctxOf('chat', { model: 'test/gpt', messages: [] }), plain);
   t.notOk('stream_options' in plain.body, 'not for a non-stream request');
 });
 
@@ -61,32 +75,32 @@ t.test('chat passthrough: the upstream is told the output budget the hold covers
   const messages = [{ role: 'user', content: 'x' }];
   const none = { model: 'test/gpt', messages };
   const up = upOf('chat', 2000);
-  plugin.onAttempt!(ctxOf('chat', none), up);
+  attempt(ctxOf('chat', none), up);
   t.equal(up.body.max_completion_tokens, 2000, 'no client budget: the output budget within the offer ceiling');
   t.notOk('max_tokens' in up.body);
   t.notOk('max_completion_tokens' in none, 'the client body is untouched');
   const roomy = upOf('chat');
-  plugin.onAttempt!(ctxOf('chat', none), roomy);
+  attempt(ctxOf('chat', none), roomy);
   t.equal(roomy.body.max_completion_tokens, 4096, 'ctx.outputBudget below the ceiling');
   const sub = upOf('chat', 8, true);
-  plugin.onAttempt!(ctxOf('chat', none, { outputBudget: 16 }), sub);
+  attempt(ctxOf('chat', none, { outputBudget: 16 }), sub);
   t.equal(sub.body.max_completion_tokens, 16, 'a subscription offer: at least the minimum the hold was sized for');
 
   const both = { model: 'test/gpt', messages, max_completion_tokens: 300, max_tokens: 50 };
   const upBoth = upOf('chat');
-  plugin.onAttempt!(ctxOf('chat', both), upBoth);
+  attempt(ctxOf('chat', both), upBoth);
   t.equal(upBoth.body.max_completion_tokens, 300, 'max_completion_tokens wins');
   t.notOk('max_tokens' in upBoth.body, 'so max_tokens does not go upstream');
   t.equal(both.max_tokens, 50, 'the client body is untouched');
   const old = upOf('chat');
-  plugin.onAttempt!(ctxOf('chat', { model: 'test/gpt', messages, max_tokens: 50 }), old);
+  attempt(ctxOf('chat', { model: 'test/gpt', messages, max_tokens: 50 }), old);
   t.equal(old.body.max_tokens, 50, 'only max_tokens: passed as it is');
   t.notOk('max_completion_tokens' in old.body);
 });
 
 t.test('chat → messages: include_obfuscation and the rest of stream_options stay behind', async (t) => {
   const up = upOf('messages');
-  plugin.onAttempt!(ctxOf('chat', { model: 'test/claude', stream: true, messages: [{ role: 'user', content: 'hi' }],
+  attempt(ctxOf('chat', { model: 'test/claude', stream: true, messages: [{ role: 'user', content: 'hi' }],
     stream_options: { include_usage: true, include_obfuscation: false } }), up);
   t.notOk('stream_options' in up.body);
   t.equal(up.body.stream, true);
@@ -95,16 +109,16 @@ t.test('chat → messages: include_obfuscation and the rest of stream_options st
 t.test('cross-format attempts build the upstream format; chat default max_tokens = output budget within the offer ceiling', async (t) => {
   const chatBody = { model: 'test/claude', messages: [{ role: 'user', content: 'hi' }] };
   const up = upOf('messages', 2000);
-  plugin.onAttempt!(ctxOf('chat', chatBody), up);
+  attempt(ctxOf('chat', chatBody), up);
   t.strictSame(up.body, { model: 'test/claude', max_tokens: 2000, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
   const up2 = upOf('messages');
-  plugin.onAttempt!(ctxOf('chat', chatBody), up2);
+  attempt(ctxOf('chat', chatBody), up2);
   t.equal(up2.body.max_tokens, 4096, 'ctx.outputBudget');
   const sub = upOf('messages', 8, true);
-  plugin.onAttempt!(ctxOf('chat', chatBody, { outputBudget: 16 }), sub);
+  attempt(ctxOf('chat', chatBody, { outputBudget: 16 }), sub);
   t.equal(sub.body.max_tokens, 16, 'a subscription offer: at least the minimum');
   const up3 = upOf('chat');
-  plugin.onAttempt!(ctxOf('messages', { model: 'test/gpt', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] }), up3);
+  attempt(ctxOf('messages', { model: 'test/gpt', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] }), up3);
   t.strictSame(up3.body, {
     model: 'test/gpt',
     messages: [{ role: 'user', content: 'hi' }],
