@@ -75,7 +75,7 @@ export default function offerPick(env: PluginEnv): Plugin {
       }
 
       ctx.features = detectFeatures(ctx.body, ctx.clientFormat);
-      const extras = requestExtras(ctx.body, ctx.clientFormat, takeClientBetas(ctx));
+      const extras = requestExtras(ctx.body, ctx.clientFormat, clientBetas(ctx));
       if (extras.billable.length > 0 || extras.unknownFields.length > 0 || extras.neutralBetas.length > 0) ctx.state[EXTRAS] = extras;
       const explicit = explicitOutputBudget(ctx);
       // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
@@ -133,15 +133,12 @@ export default function offerPick(env: PluginEnv): Plugin {
 const NO_ALLOWANCE: Allowance = { fields: new Set(), tools: [], betas: [] };
 
 /**
- * The client's betas, taken off the request: they are forwarded per offer by onAttempt, never as
- * the client sent them. A chat client's are ignored (they mean nothing in its format).
+ * The client's betas: forwarded per offer by onAttempt (the core never forwards the header as sent).
+ * A chat client's are ignored (they mean nothing in its format).
  */
-function takeClientBetas(ctx: RequestContext): string[] {
-  const headers = ctx.req.headers;
-  if (!headers || headers['anthropic-beta'] === undefined) return [];
-  const raw = headers['anthropic-beta'];
-  delete headers['anthropic-beta'];
-  return ctx.clientFormat === 'messages' ? parseBetas(raw) : [];
+function clientBetas(ctx: RequestContext): string[] {
+  const raw = ctx.req.headers?.['anthropic-beta'];
+  return raw !== undefined && ctx.clientFormat === 'messages' ? parseBetas(raw) : [];
 }
 
 /**
