@@ -42,7 +42,7 @@ function walk(value: unknown, t: Tally): void {
 }
 
 /**
- * BPE work is bounded per estimate (one request, or one countTextTokens call): text beyond these
+ * BPE work is bounded per request estimate: text beyond these
  * many characters or tokens is counted by its UTF-8 length instead. On adversarial text (rare
  * scripts, random letters) BPE costs 1 to 2 µs per token, so without a bound one 10 MB body would
  * hold the event loop for seconds; with it, the work is O(bytes) with a small constant. Ordinary
@@ -169,9 +169,13 @@ export function estimateInputTokens(body: Record<string, any>, _format: WireForm
   return Math.ceil(count.bpe * SAFETY) + count.bytes + t.messages * PER_MESSAGE + t.images * PER_IMAGE;
 }
 
-/** Tokens of generated text (for charging a stream that broke before the upstream reported usage). */
+/**
+ * Tokens of generated text (for charging a stream that broke before the upstream reported usage):
+ * BPE over all of it, with no budget, since the caller bounds the text (metering keeps a 64 KB
+ * sample); windows and sliced runs keep the work linear in its length.
+ */
 export function countTextTokens(text: string): number {
-  const count = newCount();
+  const count: Count = { bpe: 0, bytes: 0, charsLeft: Infinity, tokensLeft: Infinity };
   countInto(text, count);
-  return count.bpe + count.bytes;
+  return count.bpe;
 }
