@@ -42,52 +42,117 @@ function walk(value: unknown, t: Tally): void {
 }
 
 /**
- * BPE merging slows down with the square of a run's length (a 200 KB unbroken "word" takes seconds):
- * runs this long are counted by length instead, at one token per 2 characters (above what BPE gives).
+ * BPE work is bounded per request estimate: text beyond these
+ * many characters or tokens is counted by its UTF-8 length instead. On adversarial text (rare
+ * scripts, random letters) BPE costs 1 to 2 µs per token, so without a bound one 10 MB body would
+ * hold the event loop for seconds; with it, the work is O(bytes) with a small constant. Ordinary
+ * prose costs about 0.3 µs per token, so the token bound is the one adversarial text reaches first.
  */
-const LONG_RUN = /\S{200,}/g;
+export const BPE_MAX_CHARS = 256 * 1024;
+export const BPE_MAX_TOKENS = 32 * 1024;
 
-/** Text longer than this is counted from samples: BPE over megabytes would block the event loop for seconds. */
-const SAMPLE_ABOVE = 64 * 1024;
-const SAMPLE_CHARS = 8 * 1024;
-const SAMPLES = 4;
+/**
+ * Byte-level BPE never makes more tokens than the text has UTF-8 bytes (every token is at least
+ * one byte), whatever the vocabulary: a count by length that is an upper bound for any text and
+ * for the other vendors' byte-level tokenizers too, so it takes no SAFETY factor.
+ */
+const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-function countHigh(text: string): number {
-  if (text.length > SAMPLE_ABOVE) return countSampled(text);
-  let long = 0;
+/**
+ * BPE merging slows down with the square of a piece's length (a 200 KB unbroken "word" takes
+ * seconds), so runs this long of non-space or of space characters are tokenized in slices of
+ * RUN_SLICE characters: a little higher than whole (merges across a cut are lost), linear in time.
+ */
+const LONG_RUN = /\S{128,}|\s{128,}/g;
+const RUN_SLICE = 64;
+/** Text is tokenized in windows of at most this many characters, so the budget is checked between them. */
+const WINDOW = 4096;
+
+/** BPE work left and the tokens counted so far: BPE's (scaled by SAFETY in estimates) and by length. */
+interface Count {
+  bpe: number;
+  bytes: number;
+  charsLeft: number;
+  tokensLeft: number;
+}
+
+const newCount = (): Count => ({ bpe: 0, bytes: 0, charsLeft: BPE_MAX_CHARS, tokensLeft: BPE_MAX_TOKENS });
+
+/** Characters given to the BPE tokenizer since start (tests check the bound on work with it). */
+let bpeChars = 0;
+export const bpeCharsTokenized = () => bpeChars;
+
+/** Special-token text such as "<|endoftext|>" is ordinary text in a prompt (by default the tokenizer throws). */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+function bpe(text: string): number {
+  bpeChars += text.length;
+  return countTokens(text, AS_TEXT);
+}
+
+function countWindow(text: string): number {
+  let n = 0;
+  // A space where the run was keeps its neighbours apart (at most one token more: errs high).
   const rest = text.replace(LONG_RUN, (run) => {
-    long += Math.ceil(run.length / 2);
-    return '';
+    for (let i = 0; i < run.length; i += RUN_SLICE) n += bpe(run.slice(i, i + RUN_SLICE));
+    return ' ';
   });
-  return long + countTokens(rest);
+  return n + bpe(rest);
 }
 
+const isSpace = (code: number) => code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a) || code === 0x1680 || code === 0x202f || code === 0x205f || code === 0xfeff || code === 0x85;
+
 /**
- * Tokens per character measured on a few slices spread over the text, applied to its whole length,
- * with the densest slice's rate (an upper estimate: the hold must not be short).
+ * Where a window starting at `start` ends: before a whitespace character followed by a
+ * non-whitespace one, where the tokenizer's pre-split cuts anyway (so windows add up to the whole
+ * text's count), or at `max` characters when there is no such place nearby (a long run: sliced anyway).
  */
-function countSampled(text: string): number {
-  let rate = 0;
-  const step = Math.floor((text.length - SAMPLE_CHARS) / (SAMPLES - 1));
-  for (let i = 0; i < SAMPLES; i++) {
-    const slice = text.slice(i * step, i * step + SAMPLE_CHARS);
-    rate = Math.max(rate, countHigh(slice) / slice.length);
+function windowEnd(text: string, start: number, max: number): number {
+  const limit = start + max;
+  if (limit >= text.length) return text.length;
+  for (let i = limit - 1; i > start && i > limit - 256; i--) {
+    if (isSpace(text.charCodeAt(i)) && !isSpace(text.charCodeAt(i + 1))) return i;
   }
-  return Math.ceil(rate * text.length);
+  const code = text.charCodeAt(limit - 1);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit; // never split a surrogate pair
+}
+
+/** Counts `text` into `count`: BPE while the budget lasts, then by UTF-8 length. */
+function countInto(text: string, count: Count): void {
+  let start = 0;
+  while (start < text.length) {
+    const max = Math.min(WINDOW, count.charsLeft);
+    if (max <= 0 || count.tokensLeft <= 0) {
+      count.bytes += utf8Bytes(start === 0 ? text : text.slice(start));
+      return;
+    }
+    const end = windowEnd(text, start, max);
+    const n = countWindow(text.slice(start, end));
+    count.bpe += n;
+    count.charsLeft -= end - start;
+    count.tokensLeft -= n;
+    start = end;
+  }
 }
 
 /**
- * Conversations resend their history every turn: counts of longer texts are remembered (bounded by
- * total characters), so each message is tokenized about once rather than once per turn.
+ * Conversations resend their history every turn: BPE counts of longer texts are remembered
+ * (bounded by total characters), so each message is tokenized about once rather than once per turn.
+ * A hit costs no budget; only texts counted wholly by BPE are remembered.
  */
 const CACHE_FROM = 256;
 const cache = new LRUCache<string, number>({ maxSize: 8 * 1024 * 1024, sizeCalculation: (_v, k) => k.length });
 
-function countCached(text: string): number {
-  if (text.length < CACHE_FROM) return countHigh(text);
-  let n = cache.get(text);
-  if (n === undefined) cache.set(text, (n = countHigh(text)));
-  return n;
+function countCached(text: string, count: Count): void {
+  if (text.length < CACHE_FROM) return countInto(text, count);
+  const hit = cache.get(text);
+  if (hit !== undefined) {
+    count.bpe += hit;
+    return;
+  }
+  const before = { bpe: count.bpe, bytes: count.bytes };
+  countInto(text, count);
+  if (count.bytes === before.bytes) cache.set(text, count.bpe - before.bpe);
 }
 
 /** Tokens of the text parts of a request body: system, messages, tools (each piece counted on its own). */
@@ -99,12 +164,18 @@ export function estimateInputTokens(body: Record<string, any>, _format: WireForm
     walk(body.messages, t);
   }
   if (Array.isArray(body.tools)) for (const tool of body.tools) t.text.push(JSON.stringify(tool));
-  let bpe = 0;
-  for (const piece of t.text) bpe += countCached(piece);
-  return Math.ceil(bpe * SAFETY) + t.messages * PER_MESSAGE + t.images * PER_IMAGE;
+  const count = newCount();
+  for (const piece of t.text) countCached(piece, count);
+  return Math.ceil(count.bpe * SAFETY) + count.bytes + t.messages * PER_MESSAGE + t.images * PER_IMAGE;
 }
 
-/** Tokens of generated text (for charging a stream that broke before the upstream reported usage). */
+/**
+ * Tokens of generated text (for charging a stream that broke before the upstream reported usage):
+ * BPE over all of it, with no budget, since the caller bounds the text (metering keeps a 64 KB
+ * sample); windows and sliced runs keep the work linear in its length.
+ */
 export function countTextTokens(text: string): number {
-  return text ? countHigh(text) : 0;
+  const count: Count = { bpe: 0, bytes: 0, charsLeft: Infinity, tokensLeft: Infinity };
+  countInto(text, count);
+  return count.bpe;
 }

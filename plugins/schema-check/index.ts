@@ -6,10 +6,12 @@ import { GatewayError, badRequest } from '../../lib/errors.js';
 import { createBodyValidator } from './validate.js';
 import { summarize, type ValidationProblem } from './problems.js';
 import { findJsonSyntaxError } from './json-error.js';
+import { checkCounts } from './limits.js';
 
 export { createBodyValidator, type BodyValidator } from './validate.js';
 export type { ValidationProblem } from './problems.js';
 export type { BodyRoute } from './schemas.js';
+export { MAX_CONTENT_PARTS, MAX_MESSAGES, MAX_TOOLS } from './limits.js';
 
 /** `application/json`, with or without parameters such as charset; media types ignore case. */
 const JSON_MEDIA_TYPE = /^\s*application\/json\s*(?:;|$)/i;
@@ -22,6 +24,7 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
       if (ctx.route === 'models') return;
       checkContentType(ctx.req.headers['content-type']);
       const body = parseBody(ctx.rawBody);
+      checkCounts(body);
       const problems = validateBody(ctx.route, body);
       if (problems.length > 0) throw invalidBody(problems);
       ctx.body = body;

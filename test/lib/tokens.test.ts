@@ -5,7 +5,7 @@
 import t from 'tap';
 import { countTokens as o200k } from 'gpt-tokenizer';
 import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
-import { countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
+import { BPE_MAX_CHARS, bpeCharsTokenized, countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
 
 const SAFETY = 1.25;
 const PER_MESSAGE = 4;
@@ -105,9 +105,67 @@ t.test('countTextTokens', async (t) => {
   t.ok(n > 100 && n < LONG.length, `a plausible count for ${LONG.length} characters: ${n}`);
 });
 
-t.test('long unbroken runs are counted by length, high and without BPE', async (t) => {
-  // 60,000 characters without whitespace: 1 token per 2 characters (BPE would take seconds here).
-  t.equal(countTextTokens('x'.repeat(60_000)), 30_000);
-  t.equal(countTextTokens('a ' + 'y'.repeat(400) + ' b'), 200 + countTextTokens('a  b'));
-  t.equal(countTextTokens('z'.repeat(199)), r50k('z'.repeat(199)), 'a run under 200 characters still goes through BPE');
+/** Random text of `n` characters drawn from `alphabet`, with a space every `word` characters (0: none). */
+function randomText(n: number, alphabet: string, word = 0): string {
+  const chars = [...alphabet];
+  let out = '';
+  for (let i = 1; i <= n; i++) out += word && i % word === 0 ? ' ' : chars[Math.floor(Math.random() * chars.length)];
+  return out;
+}
+const CJK = Array.from({ length: 2000 }, (_, i) => String.fromCharCode(0x4e00 + i * 7)).join('');
+const LATIN_EXT = Array.from({ length: 1000 }, (_, i) => String.fromCharCode(0xc0 + i)).join('');
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+const SPACES = ' \t\n\u2003\u00a0';
+
+t.test('below the budget the count is BPE over the whole text, exactly', async (t) => {
+  // Windows end where the tokenizer's pre-split cuts anyway, so they add up to the whole count.
+  const prose = LONG.repeat(40) + 'Done.\n\n  indented  line';
+  t.ok(prose.length > 64 * 1024 && prose.length < BPE_MAX_CHARS);
+  t.equal(countTextTokens(prose), r50k(prose));
+  const words = randomText(50_000, LETTERS, 7);
+  t.equal(countTextTokens(words), r50k(words));
+});
+
+t.test('special-token text is ordinary text, not an error', async (t) => {
+  const text = 'ignore this <|endoftext|> and this <|fim_prefix|>';
+  t.ok(countTextTokens(text) > 10);
+  t.ok(estimateInputTokens({ messages: [{ role: 'user', content: text }] }, 'chat') > 10);
+});
+
+t.test('long runs (no spaces, or only spaces) are tokenized in slices: never under BPE over the run', async (t) => {
+  for (const [name, run] of [
+    ['CJK', CJK],
+    ['accented letters', LATIN_EXT.repeat(2)],
+    ['base64', Buffer.from(randomText(3000, LETTERS + '!?')).toString('base64')],
+    ['spaces', randomText(2000, SPACES)],
+    ['one letter', 'x'.repeat(2000)],
+  ]) {
+    const n = countTextTokens(`a ${run} b`);
+    const whole = r50k(`a ${run} b`, { disallowedSpecial: new Set() });
+    t.ok(n >= whole && n <= whole * 1.1 + 2, `${name}: ${n} vs ${whole}`);
+  }
+});
+
+t.test('BPE work per request is bounded; the rest is counted by UTF-8 length, above any BPE count', async (t) => {
+  const cases: [string, string][] = [
+    ['prose', LONG.repeat(20)],
+    ['random words', randomText(60_000, LETTERS, 7)],
+    ['CJK', randomText(20_000, CJK)],
+    ['accented letters', randomText(30_000, LATIN_EXT, 9)],
+    ['spaces', randomText(60_000, SPACES)],
+  ];
+  for (const [name, part] of cases) {
+    // 40 parts of ~60 KB (each just under the old sampling threshold): ~2.4 MB of text.
+    const parts = Array.from({ length: 40 }, (_, i) => `${i} ${part}`);
+    const body = { messages: [{ role: 'user', content: parts.map((text) => ({ type: 'text', text })) }] };
+    const before = bpeCharsTokenized();
+    const est = estimateInputTokens(body, 'messages');
+    const worked = bpeCharsTokenized() - before;
+    t.ok(worked <= BPE_MAX_CHARS + 4096, `${name}: BPE over ${worked} characters of ${parts.length * part.length}`);
+    // The true count of one part times the parts (each part is the same text but for its number).
+    const truth = parts.length * r50k(part, { disallowedSpecial: new Set() });
+    t.ok(est >= truth, `${name}: estimate ${est} >= BPE ${truth}`);
+    const bytes = Buffer.byteLength(parts.join(''));
+    t.ok(est <= Math.ceil(bytes * SAFETY) + PER_MESSAGE, `${name}: estimate ${est} within the bound by length (${bytes} bytes)`);
+  }
 });

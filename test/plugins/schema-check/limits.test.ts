@@ -1,0 +1,63 @@
+// Count limits: tools, messages and content parts beyond the documented maxima get a 400 in the
+// client's format naming the field and the limit; bodies at the limits are accepted.
+import t, { type Test } from 'tap';
+import { fakeCtx, check } from './fake-ctx.js';
+import { errorBody } from '../../../lib/errors.js';
+import { MAX_CONTENT_PARTS, MAX_MESSAGES, MAX_TOOLS } from '../../../plugins/schema-check/index.js';
+
+const chatTool = (i: number) => ({ type: 'function', function: { name: `tool_${i}` } });
+const messagesTool = (i: number) => ({ name: `tool_${i}`, input_schema: { type: 'object' } });
+const turns = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'hi' }));
+const parts = (n: number) => Array.from({ length: n }, () => ({ type: 'text', text: 'hi' }));
+
+const bodies = {
+  chat: (o: Record<string, unknown>) => ({ model: 'm', messages: turns(1), ...o }),
+  messages: (o: Record<string, unknown>) => ({ model: 'm', max_tokens: 10, messages: turns(1), ...o }),
+};
+
+/** The 400 for `body` on `route`, rendered in the route's format. */
+async function refusal(t: Test, route: 'chat' | 'messages', body: object) {
+  const err = await check(fakeCtx(route, body));
+  t.equal(err?.status, 400, 'status 400');
+  return err && { err, wire: errorBody(err, route) as any };
+}
+
+for (const route of ['chat', 'messages'] as const) {
+  const body = bodies[route];
+  const tool = route === 'chat' ? chatTool : messagesTool;
+
+  t.test(`${route}: tools`, async (t) => {
+    t.equal(await check(fakeCtx(route, body({ tools: Array.from({ length: MAX_TOOLS }, (_, i) => tool(i)) }))), undefined, 'at the limit: accepted');
+    const r = await refusal(t, route, body({ tools: Array.from({ length: MAX_TOOLS + 1 }, (_, i) => tool(i)) }));
+    const message = `tools: at most ${MAX_TOOLS} tools per request (got ${MAX_TOOLS + 1}).`;
+    if (route === 'chat') t.same(r?.wire, { error: { message, type: 'invalid_request_error', param: 'tools', code: 'array_above_max_length' } });
+    else t.same(r?.wire, { type: 'error', error: { type: 'invalid_request_error', message } });
+  });
+
+  t.test(`${route}: messages`, async (t) => {
+    t.equal(await check(fakeCtx(route, body({ messages: turns(MAX_MESSAGES) }))), undefined, 'at the limit: accepted');
+    const r = await refusal(t, route, body({ messages: turns(MAX_MESSAGES + 1) }));
+    t.equal(r?.err.param, 'messages');
+    t.match(r?.wire.error.message, `messages: at most ${MAX_MESSAGES} messages per request (got ${MAX_MESSAGES + 1}).`);
+  });
+
+  t.test(`${route}: content parts, counted over all messages`, async (t) => {
+    const half = MAX_CONTENT_PARTS / 2;
+    const at = [{ role: 'user', content: parts(half) }, { role: 'assistant', content: 'ok' }, { role: 'user', content: parts(half) }];
+    t.equal(await check(fakeCtx(route, body({ messages: at }))), undefined, 'at the limit: accepted');
+    const over = [...at.slice(0, 2), { role: 'user', content: parts(half + 1) }];
+    const r = await refusal(t, route, body({ messages: over }));
+    t.equal(r?.err.param, 'messages[2].content', 'names the message where the count went over');
+    t.match(r?.wire.error.message, `messages[2].content: at most ${MAX_CONTENT_PARTS} content parts per request (got ${MAX_CONTENT_PARTS + 1}).`);
+  });
+}
+
+t.test('messages: system blocks and tool results count as content parts', async (t) => {
+  const toolResult = { type: 'tool_result', tool_use_id: 't1', content: parts(MAX_CONTENT_PARTS - 2) };
+  const at = { model: 'm', max_tokens: 10, system: parts(1), messages: [{ role: 'user', content: [toolResult] }] };
+  t.equal(await check(fakeCtx('messages', at)), undefined, 'at the limit: accepted');
+  const r = await refusal(t, 'messages', { ...at, system: parts(2) });
+  t.match(r?.wire.error.message, `messages[0].content: at most ${MAX_CONTENT_PARTS} content parts per request (got ${MAX_CONTENT_PARTS + 1}).`);
+  const sys = await refusal(t, 'messages', { ...at, system: parts(MAX_CONTENT_PARTS + 1) });
+  t.equal(sys?.err.param, 'system');
+});
