@@ -43,7 +43,7 @@ function walk(value: unknown, t: Tally): void {
 
 /**
  * BPE work is bounded per request estimate: text beyond these
- * many characters or tokens is counted by its UTF-8 length instead. On adversarial text (rare
+ * many characters or tokens is counted from its UTF-8 length instead (see SAMPLES). On adversarial text (rare
  * scripts, random letters) BPE costs 1 to 2 µs per token, so without a bound one 10 MB body would
  * hold the event loop for seconds; with it, the work is O(bytes) with a small constant. Ordinary
  * prose costs about 0.3 µs per token, so the token bound is the one adversarial text reaches first.
@@ -59,6 +59,18 @@ export const BPE_MAX_TOKENS = 32 * 1024;
 const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /**
+ * Text past the budget is priced from its length at the densest rate (tokens per byte) found in
+ * SAMPLES windows of SAMPLE_CHARS taken at random places in it, scaled by SAFETY and never above one
+ * token per byte. One token per byte alone would hold about four times an English prompt's real
+ * count and refuse long documents as over the context window; random places (not fixed ones) keep
+ * a client from steering the samples to its sparsest text.
+ */
+const SAMPLES = 16;
+const SAMPLE_CHARS = 1024;
+/** The most BPE work the samples add to a request's budget. */
+export const BPE_SAMPLE_CHARS = SAMPLES * SAMPLE_CHARS;
+
+/**
  * BPE merging slows down with the square of a piece's length (a 200 KB unbroken "word" takes
  * seconds), so runs this long of non-space or of space characters are tokenized in slices of
  * RUN_SLICE characters: a little higher than whole (merges across a cut are lost), linear in time.
@@ -68,15 +80,38 @@ const RUN_SLICE = 64;
 /** Text is tokenized in windows of at most this many characters, so the budget is checked between them. */
 const WINDOW = 4096;
 
-/** BPE work left and the tokens counted so far: BPE's (scaled by SAFETY in estimates) and by length. */
+/** BPE work left, the tokens counted by BPE so far (scaled by SAFETY in estimates) and the text past the budget. */
 interface Count {
   bpe: number;
-  bytes: number;
+  rest: string[];
   charsLeft: number;
   tokensLeft: number;
 }
 
-const newCount = (): Count => ({ bpe: 0, bytes: 0, charsLeft: BPE_MAX_CHARS, tokensLeft: BPE_MAX_TOKENS });
+const newCount = (): Count => ({ bpe: 0, rest: [], charsLeft: BPE_MAX_CHARS, tokensLeft: BPE_MAX_TOKENS });
+
+/** Tokens of the text past the budget: its bytes at the densest sampled rate (see SAMPLES), at most one per byte. */
+function countRest(rest: string[]): number {
+  let chars = 0;
+  let bytes = 0;
+  for (const text of rest) {
+    chars += text.length;
+    bytes += utf8Bytes(text);
+  }
+  if (bytes === 0) return 0;
+  let rate = 0;
+  for (let i = 0; i < SAMPLES; i++) {
+    // A random place in the texts taken as one, then a window of that text around it.
+    let at = Math.floor(Math.random() * chars);
+    let k = 0;
+    while (at >= rest[k].length) at -= rest[k++].length;
+    const text = rest[k];
+    const start = Math.max(0, Math.min(at, text.length - SAMPLE_CHARS));
+    const window = text.slice(start, start + SAMPLE_CHARS);
+    rate = Math.max(rate, countWindow(window) / utf8Bytes(window));
+  }
+  return Math.min(bytes, Math.ceil(rate * SAFETY * bytes));
+}
 
 /** Characters given to the BPE tokenizer since start (tests check the bound on work with it). */
 let bpeChars = 0;
@@ -123,7 +158,7 @@ function countInto(text: string, count: Count): void {
   while (start < text.length) {
     const max = Math.min(WINDOW, count.charsLeft);
     if (max <= 0 || count.tokensLeft <= 0) {
-      count.bytes += utf8Bytes(start === 0 ? text : text.slice(start));
+      count.rest.push(start === 0 ? text : text.slice(start));
       return;
     }
     const end = windowEnd(text, start, max);
@@ -150,9 +185,9 @@ function countCached(text: string, count: Count): void {
     count.bpe += hit;
     return;
   }
-  const before = { bpe: count.bpe, bytes: count.bytes };
+  const before = { bpe: count.bpe, rest: count.rest.length };
   countInto(text, count);
-  if (count.bytes === before.bytes) cache.set(text, count.bpe - before.bpe);
+  if (count.rest.length === before.rest) cache.set(text, count.bpe - before.bpe);
 }
 
 /** Tokens of the text parts of a request body: system, messages, tools (each piece counted on its own). */
@@ -166,7 +201,7 @@ export function estimateInputTokens(body: Record<string, any>, _format: WireForm
   if (Array.isArray(body.tools)) for (const tool of body.tools) t.text.push(JSON.stringify(tool));
   const count = newCount();
   for (const piece of t.text) countCached(piece, count);
-  return Math.ceil(count.bpe * SAFETY) + count.bytes + t.messages * PER_MESSAGE + t.images * PER_IMAGE;
+  return Math.ceil(count.bpe * SAFETY) + countRest(count.rest) + t.messages * PER_MESSAGE + t.images * PER_IMAGE;
 }
 
 /**
@@ -175,7 +210,7 @@ export function estimateInputTokens(body: Record<string, any>, _format: WireForm
  * sample); windows and sliced runs keep the work linear in its length.
  */
 export function countTextTokens(text: string): number {
-  const count: Count = { bpe: 0, bytes: 0, charsLeft: Infinity, tokensLeft: Infinity };
+  const count: Count = { bpe: 0, rest: [], charsLeft: Infinity, tokensLeft: Infinity };
   countInto(text, count);
   return count.bpe;
 }

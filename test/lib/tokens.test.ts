@@ -5,7 +5,7 @@
 import t from 'tap';
 import { countTokens as o200k } from 'gpt-tokenizer';
 import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
-import { BPE_MAX_CHARS, bpeCharsTokenized, countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
+import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
 
 const SAFETY = 1.25;
 const PER_MESSAGE = 4;
@@ -146,7 +146,7 @@ t.test('long runs (no spaces, or only spaces) are tokenized in slices: never und
   }
 });
 
-t.test('BPE work per request is bounded; the rest is counted by UTF-8 length, above any BPE count', async (t) => {
+t.test('BPE work per request is bounded; the rest is counted from its UTF-8 length, above the BPE count', async (t) => {
   const cases: [string, string][] = [
     ['prose', LONG.repeat(20)],
     ['random words', randomText(60_000, LETTERS, 7)],
@@ -161,11 +161,18 @@ t.test('BPE work per request is bounded; the rest is counted by UTF-8 length, ab
     const before = bpeCharsTokenized();
     const est = estimateInputTokens(body, 'messages');
     const worked = bpeCharsTokenized() - before;
-    t.ok(worked <= BPE_MAX_CHARS + 4096, `${name}: BPE over ${worked} characters of ${parts.length * part.length}`);
+    t.ok(worked <= BPE_MAX_CHARS + 4096 + BPE_SAMPLE_CHARS, `${name}: BPE over ${worked} characters of ${parts.length * part.length}`);
     // The true count of one part times the parts (each part is the same text but for its number).
     const truth = parts.length * r50k(part, { disallowedSpecial: new Set() });
     t.ok(est >= truth, `${name}: estimate ${est} >= BPE ${truth}`);
     const bytes = Buffer.byteLength(parts.join(''));
     t.ok(est <= Math.ceil(bytes * SAFETY) + PER_MESSAGE, `${name}: estimate ${est} within the bound by length (${bytes} bytes)`);
   }
+});
+
+t.test('a long document past the budget is estimated near its count, not at one token per byte', async (t) => {
+  const doc = LONG.repeat(Math.ceil(1_000_000 / LONG.length));
+  const truth = r50k(doc);
+  const est = estimateInputTokens({ messages: [{ role: 'user', content: doc }] }, 'messages');
+  t.ok(est >= truth && est <= truth * 1.6, `estimate ${est} for ${truth} tokens (${Buffer.byteLength(doc)} bytes)`);
 });
