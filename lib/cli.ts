@@ -6,7 +6,7 @@ import { stderrLogger, type Logger } from './log.js';
 import { runSimulatorCli } from './simulator/index.js';
 import { operatorCommands } from './commands/index.js';
 import type { Command, CommandIo } from './commands/types.js';
-import { openStore } from './store/index.js';
+import { DatabaseInUseError, openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
 export type Args = Record<string, string | boolean>;
@@ -32,7 +32,12 @@ const builtins: Command[] = [
     name: 'serve',
     usage: 'gateway serve [--config FILE]            run the gateway',
     async run(_args, io) {
-      await serve(io.config);
+      try {
+        await serve(io.config);
+      } catch (err) {
+        if (err instanceof DatabaseInUseError) return io.fail(err.message);
+        throw err;
+      }
       return 0;
     },
   },
