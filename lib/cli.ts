@@ -11,6 +11,9 @@ import type { Store } from './store/types.js';
 
 export type Args = Record<string, string | boolean>;
 
+/** Flags that never take a value: the word after them is the next argument (`--json accounts create`). */
+const SWITCHES = new Set(['json', 'help']);
+
 /** `--flag value`, `--flag=value`, bare `--flag` (true); positionals as _0, _1, … */
 export function parseArgs(argv: string[]): Args {
   const args: Args = {};
@@ -20,7 +23,7 @@ export function parseArgs(argv: string[]): Args {
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       if (eq !== -1) args[a.slice(2, eq)] = a.slice(eq + 1);
-      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) args[a.slice(2)] = argv[++i];
+      else if (!SWITCHES.has(a.slice(2)) && i + 1 < argv.length && !argv[i + 1].startsWith('--')) args[a.slice(2)] = argv[++i];
       else args[a.slice(2)] = true;
     } else args[`_${pos++}`] = a;
   }
