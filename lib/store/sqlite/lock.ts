@@ -4,7 +4,8 @@
 // process dies: a SIGKILLed server leaves no stale lock, and a recycled pid cannot pass for the
 // holder. The command line opens the database itself, never this file, so it works beside a server.
 import Database from 'better-sqlite3';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { createPrivateFile } from './open.js';
 
 /** Lock files held by this process (a second SQLite connection here would also be refused, but reading
@@ -16,7 +17,12 @@ export interface DatabaseLock {
   release(): void;
 }
 
-export const lockPathOf = (dbPath: string): string => `${dbPath}.lock`;
+/** Next to the file's real path: a symlinked path to the same database finds the same lock. */
+export function lockPathOf(dbPath: string): string {
+  if (existsSync(dbPath)) return `${realpathSync(dbPath)}.lock`;
+  mkdirSync(dirname(dbPath), { recursive: true });
+  return join(realpathSync(dirname(dbPath)), `${basename(dbPath)}.lock`);
+}
 
 /** Another process serves from this database; the message is one line for the operator. */
 export class DatabaseInUseError extends Error {

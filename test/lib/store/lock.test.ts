@@ -1,6 +1,6 @@
 // The serving store's lock on `<db>.lock`, within one process (other processes: test/e2e/one-server).
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseInUseError } from '../../../lib/store/index.js';
@@ -22,4 +22,12 @@ t.test('an exclusive store refuses a second exclusive open until closed; plain o
   const next = open(path, true);
   t.ok(await next.accounts.byEmail('beside@example.com'), 'the next server opens the same file');
   await next.close();
+});
+
+t.test('a symlink to the database finds the same lock', async (t) => {
+  const path = join(dir, 'b.db');
+  const server = open(path, true);
+  symlinkSync(path, join(dir, 'alias.db'));
+  t.throws(() => open(join(dir, 'alias.db'), true), DatabaseInUseError);
+  await server.close();
 });
