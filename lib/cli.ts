@@ -6,10 +6,13 @@ import { stderrLogger, type Logger } from './log.js';
 import { runSimulatorCli } from './simulator/index.js';
 import { operatorCommands } from './commands/index.js';
 import type { Command, CommandIo } from './commands/types.js';
-import { openStore } from './store/index.js';
+import { DatabaseInUseError, openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
 export type Args = Record<string, string | boolean>;
+
+/** Flags that never take a value: the word after them is the next argument (`--json accounts create`). */
+const SWITCHES = new Set(['json', 'help']);
 
 /** `--flag value`, `--flag=value`, bare `--flag` (true); positionals as _0, _1, … */
 export function parseArgs(argv: string[]): Args {
@@ -20,7 +23,7 @@ export function parseArgs(argv: string[]): Args {
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       if (eq !== -1) args[a.slice(2, eq)] = a.slice(eq + 1);
-      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) args[a.slice(2)] = argv[++i];
+      else if (!SWITCHES.has(a.slice(2)) && i + 1 < argv.length && !argv[i + 1].startsWith('--')) args[a.slice(2)] = argv[++i];
       else args[a.slice(2)] = true;
     } else args[`_${pos++}`] = a;
   }
@@ -32,7 +35,12 @@ const builtins: Command[] = [
     name: 'serve',
     usage: 'gateway serve [--config FILE]            run the gateway',
     async run(_args, io) {
-      await serve(io.config);
+      try {
+        await serve(io.config);
+      } catch (err) {
+        if (err instanceof DatabaseInUseError) return io.fail(err.message);
+        throw err;
+      }
       return 0;
     },
   },

@@ -101,19 +101,20 @@ function startHoldSweeper(store: Store, config: () => GatewayConfig, clock: () =
 
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? stderrLogger;
-  let simulator: Simulator | undefined;
-  const ensureSimulator = async (cfg: GatewayConfig) => {
-    if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
-  };
-  await ensureSimulator(config);
-
+  // The store first: when another process serves from the file, this one stops before starting anything.
   let store = opts.store;
   const ownsStore = !store;
   if (!store) {
     const file = resolve(config.storage.sqlite);
     mkdirSync(dirname(file), { recursive: true });
-    store = openStore(config, { clock: opts.clock, backgroundWriter: true, log });
+    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, log });
   }
+
+  let simulator: Simulator | undefined;
+  const ensureSimulator = async (cfg: GatewayConfig) => {
+    if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
+  };
+  await ensureSimulator(config);
   const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
   const finished = opts.trackFinished ? new Finished() : undefined;

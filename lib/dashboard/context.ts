@@ -17,9 +17,9 @@ export interface DashboardDeps {
 }
 
 export interface Limiters {
-  /** Failed logins per email. */
-  email: AttemptLimiter;
-  /** Failed logins and sign-ups per client address. */
+  /** Failed logins per email and client address (see loginKey): another address is not slowed. */
+  login: AttemptLimiter;
+  /** Failed logins and sign-ups per client address, whatever the email. */
   address: AttemptLimiter;
 }
 

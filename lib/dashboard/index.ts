@@ -23,7 +23,13 @@ import { routingRoutes } from './pages/routing.js';
 
 export type { DashboardDeps } from './context.js';
 
-const LOGIN_WINDOW_MS = 15 * 60_000;
+/**
+ * Login throttles: 5 failures for one email from one address, or 20 from one address for any
+ * emails, then each attempt waits 1 s, 2 s, 4 s, … up to 15 minutes; forgotten an hour after the
+ * last failure. Nobody is locked out: an attacker elsewhere does not slow the owner down.
+ */
+const LOGIN_BACKOFF = { free: 5, baseMs: 1000, maxMs: 15 * 60_000, forgetMs: 60 * 60_000 };
+const ADDRESS_BACKOFF = { ...LOGIN_BACKOFF, free: 20 };
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/dashboard/assets/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
@@ -40,8 +46,8 @@ const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...cred
 
 export function dashboardPages(deps: DashboardDeps): PageHandler {
   const limiters: Limiters = {
-    email: new AttemptLimiter(5, LOGIN_WINDOW_MS),
-    address: new AttemptLimiter(20, LOGIN_WINDOW_MS),
+    login: new AttemptLimiter(LOGIN_BACKOFF),
+    address: new AttemptLimiter(ADDRESS_BACKOFF),
   };
 
   async function serve(ctx: PageContext, path: string): Promise<void> {

@@ -60,24 +60,31 @@ export async function startCheckout(cfg: StripeConfig, store: Store, p: { accoun
 
 type Session = Stripe.Checkout.Session;
 
-/** The pending payment of a session we started but did not get to record (from its metadata). */
-async function recordFromMetadata(store: Store, s: Session): Promise<boolean> {
+/**
+ * The pending payment of a session we started but did not get to record (from its metadata):
+ * 'recorded', 'unknown payment' (metadata missing or not matching what was paid), or
+ * 'unknown account' (it names an account this database does not have).
+ */
+async function recordFromMetadata(store: Store, s: Session): Promise<'recorded' | 'unknown payment' | 'unknown account'> {
   const accountId = Number(s.metadata?.gateway_account);
   const amountNano = Number(s.metadata?.gateway_amount_nano);
   const method = s.metadata?.gateway_method;
-  if (!Number.isSafeInteger(accountId) || !Number.isSafeInteger(amountNano) || (method !== 'card' && method !== 'stablecoin')) return false;
+  if (!Number.isSafeInteger(accountId) || !Number.isSafeInteger(amountNano) || (method !== 'card' && method !== 'stablecoin')) return 'unknown payment';
   // What was paid must be what the metadata says would be credited.
-  if (s.currency !== 'usd' || s.amount_total === null || s.amount_total * NANO_PER_CENT !== amountNano) return false;
+  if (s.currency !== 'usd' || s.amount_total === null || s.amount_total * NANO_PER_CENT !== amountNano) return 'unknown payment';
   try {
     await store.payments.create({ accountId, providerRef: s.id, amountNano, method });
   } catch (err) {
+    if (err instanceof StoreError && err.code === 'not_found') return 'unknown account';
     if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
   }
-  return true;
+  return 'recorded';
 }
 
+type Outcome = 'awaiting payment' | 'credited' | 'already credited' | 'failed' | 'already confirmed' | 'unknown payment' | 'unknown account' | 'ignored';
+
 /** Apply one verified event; returns what happened, for the answer and the log. */
-async function applyEvent(store: Store, event: Stripe.Event): Promise<string> {
+async function applyEvent(store: Store, event: Stripe.Event): Promise<Outcome> {
   switch (event.type) {
     case 'checkout.session.completed':
       // Asynchronous methods complete the session before the money arrives: wait for async_payment_succeeded.
@@ -86,16 +93,24 @@ async function applyEvent(store: Store, event: Stripe.Event): Promise<string> {
     case 'checkout.session.async_payment_succeeded':
       return confirm(store, event.data.object);
     case 'checkout.session.async_payment_failed':
-    case 'checkout.session.expired':
-      return (await store.payments.fail(event.data.object.id)) ? 'failed' : 'unknown payment';
+    case 'checkout.session.expired': {
+      // Only a pending payment fails: a late expiry of a session that was paid leaves it confirmed.
+      const payment = await store.payments.fail(event.data.object.id);
+      if (!payment) return 'unknown payment';
+      return payment.status === 'confirmed' ? 'already confirmed' : 'failed';
+    }
     default:
       return 'ignored';
   }
 }
 
-async function confirm(store: Store, session: Session): Promise<string> {
+async function confirm(store: Store, session: Session): Promise<Outcome> {
   let result = await store.payments.confirm(session.id);
-  if (!result && (await recordFromMetadata(store, session))) result = await store.payments.confirm(session.id);
+  if (!result) {
+    const recorded = await recordFromMetadata(store, session);
+    if (recorded !== 'recorded') return recorded;
+    result = await store.payments.confirm(session.id);
+  }
   if (!result) return 'unknown payment';
   return result.credited ? 'credited' : 'already credited';
 }
@@ -133,7 +148,16 @@ export async function stripeWebhook(req: IncomingMessage, res: ServerResponse, c
   }
   try {
     const outcome = await applyEvent(store, event);
-    if (outcome === 'unknown payment') log('warn', 'stripe webhook for a payment this gateway did not start', { event: event.id, type: event.type });
+    const ids = { event: event.id, type: event.type, session: (event.data.object as { id?: string }).id };
+    if (outcome === 'unknown payment') log('warn', 'stripe webhook for a payment this gateway did not start', ids);
+    // Stripe took the money but no account here can receive it: retrying cannot help (2xx, or Stripe
+    // retries for days), so this line is the operator's cue to credit or refund it by hand.
+    if (outcome === 'unknown account') {
+      const s = event.data.object as Session;
+      log('error', 'stripe payment not credited: its account does not exist here; credit or refund it by hand', {
+        ...ids, account: s.metadata?.gateway_account, amount_usd: s.amount_total === null ? null : s.amount_total / 100, currency: s.currency,
+      });
+    }
     answer(res, 200, { received: true, outcome });
   } catch (err) {
     log('error', 'stripe webhook failed; Stripe will retry', { event: event.id, type: event.type, err });

@@ -6,6 +6,7 @@ import { openSqliteStore } from './sqlite/store.js';
 
 export type * from './types.js';
 export { StoreError } from './types.js';
+export { DatabaseInUseError } from './sqlite/lock.js';
 
 export interface StoreOptions {
   /** Milliseconds since the epoch (tests inject one to cross month boundaries). */
@@ -16,6 +17,8 @@ export interface StoreOptions {
   log?: Logger;
   /** Rows waiting to be written at which new holds are refused (tests lower it; see MAX_UNWRITTEN_ROWS). */
   maxUnwrittenRows?: number;
+  /** Hold `<db>.lock` while open, so a second serving process on the file refuses to start (the serving gateway). */
+  exclusive?: boolean;
 }
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
@@ -26,5 +29,6 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     backgroundWriter: opts.backgroundWriter ?? false,
     log: opts.log,
     maxUnwrittenRows: opts.maxUnwrittenRows,
+    exclusive: opts.exclusive,
   });
 }

@@ -5,6 +5,7 @@ export interface PageReply {
   text: string;
   location: string | null;
   setCookies: string[];
+  headers: Headers;
 }
 
 export class DashboardClient {
@@ -36,7 +37,7 @@ export class DashboardClient {
     const text = await r.text();
     const token = /name="csrf" value="([^"]+)"/.exec(text);
     if (token) this.csrf = token[1];
-    return { status: r.status, text, location: r.headers.get('location'), setCookies };
+    return { status: r.status, text, location: r.headers.get('location'), setCookies, headers: r.headers };
   }
 
   /** Post a form; the CSRF token of the last page and a same-origin Origin header unless told otherwise. */
@@ -54,7 +55,7 @@ export class DashboardClient {
     const text = await r.text();
     const token = /name="csrf" value="([^"]+)"/.exec(text);
     if (token) this.csrf = token[1];
-    return { status: r.status, text, location: r.headers.get('location'), setCookies };
+    return { status: r.status, text, location: r.headers.get('location'), setCookies, headers: r.headers };
   }
 
   /** Sign up through the forms; the client is then logged in. */

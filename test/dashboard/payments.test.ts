@@ -13,10 +13,16 @@ const USD = 1_000_000_000;
 let fake: FakeStripe;
 let gw: TestGateway;
 let n = 0;
+/** The gateway's log lines. */
+const logged: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
 
 t.before(async () => {
   fake = await startFakeStripe();
-  gw = await startGateway({ creditUsd: 0, configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
+  gw = await startGateway({
+    creditUsd: 0,
+    configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); },
+    log: (level, msg, fields) => void logged.push({ level, msg, fields }),
+  });
 });
 t.teardown(async () => {
   await gw.close();
@@ -119,6 +125,7 @@ t.test('the same event 10 times at once, replays and out-of-order events: exactl
     deliver(gw.url, fake.event(sessionId, 'checkout.session.completed', { eventId: 'evt_other' })),
   ]);
   t.same(later.map((r) => r.status), [200, 200, 200, 200, 200]);
+  t.same(later.slice(2, 4).map((r) => r.body.outcome), ['already confirmed', 'already confirmed'], 'a late failure or expiry is not reported as failed');
   t.equal(await balance(accountId), 50 * USD, 'still one credit');
   t.equal((await gw.store.payments.byRef(sessionId))?.status, 'confirmed', 'a late failure does not undo the confirmation');
   const db = new Database(gw.dbPath, { readonly: true });
@@ -168,6 +175,18 @@ t.test('a paid session whose payment row was lost is rebuilt from its metadata; 
 
   const foreign = await deliver(gw.url, fake.event('cs_test_not_ours', 'checkout.session.completed', { session: { metadata: {}, amount_total: 100, currency: 'usd' } }));
   t.same([foreign.status, foreign.body.outcome], [200, 'unknown payment'], 'a session another application started is acknowledged and ignored');
+  t.same(await checkInvariants(gw.store), []);
+});
+
+t.test('a paid session naming an account this database lacks: acknowledged (no retries for days) and logged for the operator', async (t) => {
+  const orphan = { metadata: { gateway_account: '987654', gateway_amount_nano: String(10 * USD), gateway_method: 'card' }, amount_total: 1000, currency: 'usd' };
+  const event = fake.event('cs_test_orphan', 'checkout.session.completed', { eventId: 'evt_orphan', session: orphan });
+  const r = await deliver(gw.url, event);
+  t.same([r.status, r.body.outcome], [200, 'unknown account']);
+  t.match(logged.filter((l) => l.fields?.event === 'evt_orphan'), [
+    { level: 'error', msg: /not credited.*by hand/, fields: { session: 'cs_test_orphan', account: '987654', amount_usd: 10, currency: 'usd' } },
+  ]);
+  t.equal(await gw.store.payments.byRef('cs_test_orphan'), null, 'nothing recorded, nothing credited');
   t.same(await checkInvariants(gw.store), []);
 });
 

@@ -4,7 +4,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reloadConfig, shutdown } from '../../lib/cli.js';
+import { parseArgs, reloadConfig, shutdown } from '../../lib/cli.js';
 import type { GatewayConfig } from '../../lib/config-types.js';
 import type { Logger } from '../../lib/log.js';
 
@@ -55,4 +55,12 @@ t.test('shutdown: exit code 0 when closed, 1 (and a log line) when closing faile
   t.equal(await shutdown({ config: { server } as GatewayConfig, close: async () => { throw err; } }, 'SIGINT', failed.log), 1);
   t.match(failed.lines, [{ msg: /shutting down/ }, { level: 'error', msg: 'shutdown failed', fields: { err } }]);
   t.notOk(failed.lines.some((l) => l.msg === 'stopped'));
+});
+
+t.test('parseArgs: --json and --help take no value, wherever they stand', async (t) => {
+  t.same(parseArgs(['--config', 'F', '--json', 'accounts', 'create', '--email', 'a@example.com']), {
+    config: 'F', json: true, _0: 'accounts', _1: 'create', email: 'a@example.com',
+  });
+  t.same(parseArgs(['--help', 'keys']), { help: true, _0: 'keys' });
+  t.same(parseArgs(['keys', 'list', '--account', 'a@example.com', '--json']), { _0: 'keys', _1: 'list', account: 'a@example.com', json: true });
 });

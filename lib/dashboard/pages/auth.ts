@@ -55,13 +55,17 @@ function signupForm(ctx: PageContext, status: number, opts: { email?: string; no
   }));
 }
 
-/** Refuse while the address or email is locked out; true when refused. */
-function lockedOut(ctx: PageContext, names: { address: string; email?: string }, again: (n: Notice) => void): boolean {
-  const wait = Math.max(ctx.limiters.address.retryAfter(names.address), names.email ? ctx.limiters.email.retryAfter(names.email) : 0);
+/** The login limiter's name for an email at an address (both cut to a valid length: bounded memory). */
+const loginKey = (email: string, address: string) => `${email.toLowerCase().slice(0, 320)}\n${address.slice(0, 100)}`;
+
+/** Refuse while the names must wait; true when refused. */
+function mustWait(ctx: PageContext, names: { address: string; login?: string }, again: (n: Notice) => void): boolean {
+  const wait = Math.max(ctx.limiters.address.retryAfter(names.address), names.login ? ctx.limiters.login.retryAfter(names.login) : 0);
   if (wait === 0) return false;
-  const minutes = Math.ceil(wait / 60_000);
-  ctx.res.setHeader('retry-after', Math.ceil(wait / 1000));
-  again({ kind: 'error', text: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
+  const seconds = Math.ceil(wait / 1000);
+  const minutes = Math.ceil(seconds / 60);
+  ctx.res.setHeader('retry-after', seconds);
+  again({ kind: 'error', text: `Too many attempts. Try again in ${seconds < 120 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${minutes} minutes`}.` });
   return true;
 }
 
@@ -75,15 +79,16 @@ export const authRoutes: Route[] = [
     const email = (ctx.form.get('email') ?? '').trim();
     const password = ctx.form.get('password') ?? '';
     const address = clientAddress(ctx.req, ctx.config.dashboard.trust_proxy);
-    const emailKey = email.toLowerCase();
-    if (lockedOut(ctx, { address, email: emailKey }, (n) => loginForm(ctx, 429, { email, notice: n }))) return;
+    const login = loginKey(email, address);
+    if (mustWait(ctx, { address, login }, (n) => loginForm(ctx, 429, { email, notice: n }))) return;
+    // Counted as failures before the password is checked (and taken back if it is right), so
+    // guesses sent in parallel count too.
+    ctx.limiters.login.fail(login);
+    ctx.limiters.address.fail(address);
     const account = email && password.length <= MAX_PASSWORD ? await ctx.deps.store.accounts.checkPassword(email, password) : null;
-    if (!account) {
-      ctx.limiters.address.fail(address);
-      ctx.limiters.email.fail(emailKey);
-      return loginForm(ctx, 401, { email, notice: { kind: 'error', text: 'Wrong email or password.' } });
-    }
-    ctx.limiters.email.reset(emailKey);
+    if (!account) return loginForm(ctx, 401, { email, notice: { kind: 'error', text: 'Wrong email or password.' } });
+    ctx.limiters.login.reset(login);
+    ctx.limiters.address.forgive(address);
     await startSession(ctx.res, ctx.deps.store, account.id, ctx.config.dashboard.session_ttl_hours * HOUR_MS, ctx.secure);
     redirect(ctx.res, safeNext(ctx.form.get('next')));
   }),
@@ -99,7 +104,7 @@ export const authRoutes: Route[] = [
     const password = ctx.form.get('password') ?? '';
     const address = clientAddress(ctx.req, ctx.config.dashboard.trust_proxy);
     const again = (text: string, status = 400) => signupForm(ctx, status, { email, notice: { kind: 'error', text } });
-    if (lockedOut(ctx, { address }, (n) => signupForm(ctx, 429, { email, notice: n }))) return;
+    if (mustWait(ctx, { address }, (n) => signupForm(ctx, 429, { email, notice: n }))) return;
     if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
       return again(`Choose a password of at least ${MIN_PASSWORD} characters.`);
     }

@@ -1,6 +1,6 @@
 // Opening the SQLite file: pragmas, then the migrations in lib/store/migrations, in name order.
 import Database from 'better-sqlite3';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../../package-root.js';
 
@@ -11,7 +11,10 @@ export const migrationsDir = join(packageRoot(), 'lib', 'store', 'migrations');
 
 export function openDatabase(file: string): Db {
   const path = file === ':memory:' ? file : resolve(file);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true });
+    createPrivateFile(path);
+  }
   // Waits (blocking) for another process's write lock; only the rare command-line writes contend.
   const db = new Database(path, { timeout: 5000 });
   db.pragma('journal_mode = WAL');
@@ -28,6 +31,19 @@ export function openDatabase(file: string): Db {
     throw err;
   }
   return db;
+}
+
+/**
+ * Create `path` readable by its owner only, unless it exists (an existing file keeps its mode).
+ * The database holds password and key hashes and the ledger; SQLite gives its -wal and -shm files
+ * the database file's mode.
+ */
+export function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
 }
 
 function migrate(db: Db): void {

@@ -1,5 +1,6 @@
 // The SQLite store: one connection, one write batcher, in-memory ledger state.
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import { stderrLogger, type Logger } from '../../log.js';
 import type { Store } from '../types.js';
 import { SqliteAccounts } from './accounts.js';
@@ -9,7 +10,8 @@ import { SqliteHistory } from './history.js';
 import { SqliteApiKeys } from './keys.js';
 import { SqliteLedger, releaseAbandonedHolds } from './ledger.js';
 import { MonthClock } from './month.js';
-import { openDatabase } from './open.js';
+import { lockDatabase } from './lock.js';
+import { openDatabase, type Db } from './open.js';
 import { SqlitePayments } from './payments.js';
 import { SqliteRouting } from './routing.js';
 import { SqliteSessions } from './sessions.js';
@@ -28,13 +30,23 @@ export interface SqliteStoreOptions {
   log?: Logger;
   /** See MAX_UNWRITTEN_ROWS. */
   maxUnwrittenRows?: number;
+  /** Hold the file's lock (see lock.ts) until close: the serving gateway. */
+  exclusive?: boolean;
 }
 
 /** How often the writer thread folds the WAL into the database file. */
 const CHECKPOINT_INTERVAL_MS = 1000;
 
 export function openSqliteStore(opts: SqliteStoreOptions): Store {
-  const db = openDatabase(opts.path);
+  // Locked before opening: a refused second server must not touch the file (nor release holds).
+  const lock = opts.exclusive && opts.path !== ':memory:' ? lockDatabase(resolve(opts.path)) : undefined;
+  let db: Db;
+  try {
+    db = openDatabase(opts.path);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const months = new MonthClock(opts.clock);
   const owner = { pid: process.pid, token: randomUUID() };
   db.transaction(() => releaseAbandonedHolds(db, months.now(), liveTokens)).immediate();
@@ -77,6 +89,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
         } finally {
           liveTokens.delete(owner.token);
           db.close();
+          lock?.release();
         }
       })();
       return closed;
