@@ -33,6 +33,7 @@ import {
 } from './setup.js';
 import { measureValidation } from './validation.js';
 import { measureBillingHooks } from './billing-hooks.js';
+import { measureRateLimitHooks } from './rate-limit-hooks.js';
 
 const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
@@ -351,6 +352,8 @@ async function main(): Promise<void> {
   process.stderr.write('timing the billing hooks in-process…\n');
   const hooksMs = o.warmupMs > 300 ? 2000 : 500;
   const billingHooks = { busy: await measureBillingHooks(hooksMs, 8), single: await measureBillingHooks(hooksMs, 1) };
+  process.stderr.write('timing the rate limiter in-process…\n');
+  const rateLimitHooks = measureRateLimitHooks(hooksMs);
 
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const untested: string[] = [];
@@ -383,7 +386,7 @@ async function main(): Promise<void> {
     await Promise.all(children.map((c) => c.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
-  report(o, results, validation, billingHooks, startupRss, placement, children, untested);
+  report(o, results, validation, billingHooks, rateLimitHooks, startupRss, placement, children, untested);
 }
 
 /** What ran where. */
@@ -402,6 +405,7 @@ function report(
   results: ScenarioFigures[],
   validation: ValidationShare[],
   billingHooks: { busy: { usPerRequest: number }; single: { usPerRequest: number } },
+  rateLimitHooks: { usPerRequest: number },
   startupRss: Record<string, number>,
   placement: string[],
   children: Child[],
@@ -446,6 +450,8 @@ function report(
     `Billing hooks on the event loop (in-process, this process; auth + budget-hold + metering with a real store): ` +
       `${billingHooks.busy.usPerRequest.toFixed(1)} µs per request at 8 requests per event-loop turn, ` +
       `${billingHooks.single.usPerRequest.toFixed(1)} µs at one per turn`,
+    `Rate limiter on the event loop (in-process; the rate-limit hooks and their six x-ratelimit-* headers, 4096 keys): ` +
+      `${rateLimitHooks.usPerRequest.toFixed(2)} µs per request`,
     '',
     `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
       `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB ` +
@@ -471,6 +477,7 @@ function report(
     validation,
     billingHooksUsPerRequest: billingHooks.busy.usPerRequest,
     billingHooksUsPerRequestOnePerTurn: billingHooks.single.usPerRequest,
+    rateLimitHooksUsPerRequest: rateLimitHooks.usPerRequest,
     peakRssMb: peak,
     startupPeakRssMb: startupRss,
     targets,

@@ -39,6 +39,11 @@ function setHeaders(ctx: RequestContext, w: KeyWindows, rpm: number, tpm: number
   h['x-ratelimit-remaining-requests'] = remaining(w, 'requests', rpm, now);
   h['x-ratelimit-reset-requests'] = goDuration(resetMs(w, 'requests', now));
   h['x-ratelimit-limit-tokens'] = tpm;
+  setTokenHeaders(h, w, tpm, now);
+}
+
+/** After the tokens were admitted (the request headers set before stay true). */
+function setTokenHeaders(h: Record<string, string | number>, w: KeyWindows, tpm: number, now: number): void {
   h['x-ratelimit-remaining-tokens'] = remaining(w, 'tokens', tpm, now);
   h['x-ratelimit-reset-tokens'] = goDuration(resetMs(w, 'tokens', now));
 }
@@ -76,7 +81,7 @@ export default function rateLimit(env: PluginEnv): Plugin {
       const auth = ctx.auth;
       // A token count uses no tokens: it counts as a request only.
       if (!auth || (ctx.route !== 'chat' && ctx.route !== 'messages')) return;
-      const rpm = rpmOf(auth, defaults), tpm = tpmOf(auth, defaults);
+      const tpm = tpmOf(auth, defaults);
       const w = limiter.windows(auth.keyId);
       const now = clock();
       const tokens = Math.ceil(ctx.estimatedInputTokens) + ctx.outputBudget;
@@ -88,7 +93,7 @@ export default function rateLimit(env: PluginEnv): Plugin {
           undefined, budgetParam(ctx));
       }
       const wait = admit(w, 'tokens', tpm, tokens, now);
-      setHeaders(ctx, w, rpm, tpm, now);
+      if (ctx.responseHeaders) setTokenHeaders(ctx.responseHeaders, w, tpm, now);
       if (wait > 0) {
         const s = retryAfterSeconds(wait);
         throw limited('rate_limit_tokens',
