@@ -75,8 +75,9 @@ export class KeyLimiter {
 
 /** OpenAI's reset format, Go's duration notation: "0s", "12ms", "1.5s", "6m0s", "1h0m0s" (ms precision, rounded up). */
 export function goDuration(ms: number): string {
-  if (!(ms > 0)) return '0s';
-  const whole = Math.ceil(ms);
+  // Float sums of intervals land a hair above whole milliseconds: that hair is not a millisecond more.
+  const whole = Math.ceil(ms - 1e-6);
+  if (!(whole > 0)) return '0s';
   if (whole < 1000) return `${whole}ms`;
   const h = Math.floor(whole / 3_600_000);
   const m = Math.floor(whole / 60_000) % 60;

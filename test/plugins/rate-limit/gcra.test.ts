@@ -88,7 +88,7 @@ t.test('KeyLimiter: one state per key, bounded', async (t) => {
 
 t.test('OpenAI / Go duration notation', async (t) => {
   const cases: [number, string][] = [
-    [0, '0s'], [-5, '0s'], [0.2, '1ms'], [12, '12ms'], [999.5, '1s'], [1000, '1s'], [1500, '1.5s'],
+    [0, '0s'], [-5, '0s'], [0.2, '1ms'], [12, '12ms'], [30_000.000000004, '30s'], [999.5, '1s'], [1000, '1s'], [1500, '1.5s'],
     [8640, '8.64s'], [60_000, '1m0s'], [360_000, '6m0s'], [90_500, '1m30.5s'], [3_600_000, '1h0m0s'],
   ];
   for (const [ms, s] of cases) t.equal(goDuration(ms), s, `${ms} ms`);
