@@ -34,6 +34,7 @@ import {
 import { measureValidation } from './validation.js';
 import { measureBillingHooks } from './billing-hooks.js';
 import { measureWorstBodies, worstBodyReport, type WorstBodyFigures } from './worst-body.js';
+import { measureRateLimitHooks } from './rate-limit-hooks.js';
 
 const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
@@ -354,6 +355,8 @@ async function main(): Promise<void> {
   const billingHooks = { busy: await measureBillingHooks(hooksMs, 8), single: await measureBillingHooks(hooksMs, 1) };
   process.stderr.write('timing the worst bodies the limits allow in-process…\n');
   const worstBodies = measureWorstBodies(3);
+  process.stderr.write('timing the rate limiter in-process…\n');
+  const rateLimitHooks = measureRateLimitHooks(hooksMs);
 
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const untested: string[] = [];
@@ -386,7 +389,7 @@ async function main(): Promise<void> {
     await Promise.all(children.map((c) => c.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
-  report(o, results, validation, billingHooks, worstBodies, startupRss, placement, children, untested);
+  report(o, results, validation, billingHooks, rateLimitHooks, worstBodies, startupRss, placement, children, untested);
 }
 
 /** What ran where. */
@@ -405,6 +408,7 @@ function report(
   results: ScenarioFigures[],
   validation: ValidationShare[],
   billingHooks: { busy: { usPerRequest: number }; single: { usPerRequest: number } },
+  rateLimitHooks: { usPerRequest: number },
   worstBodies: WorstBodyFigures[],
   startupRss: Record<string, number>,
   placement: string[],
@@ -450,6 +454,8 @@ function report(
     `Billing hooks on the event loop (in-process, this process; auth + budget-hold + metering with a real store): ` +
       `${billingHooks.busy.usPerRequest.toFixed(1)} µs per request at 8 requests per event-loop turn, ` +
       `${billingHooks.single.usPerRequest.toFixed(1)} µs at one per turn`,
+    `Rate limiter on the event loop (in-process; the rate-limit hooks and their six x-ratelimit-* headers, 4096 keys): ` +
+      `${rateLimitHooks.usPerRequest.toFixed(2)} µs per request`,
     '',
     'Worst bodies the request limits allow, event-loop time per request (in-process, this process; median of 3):',
     worstBodyReport(worstBodies),
@@ -479,6 +485,7 @@ function report(
     billingHooksUsPerRequest: billingHooks.busy.usPerRequest,
     billingHooksUsPerRequestOnePerTurn: billingHooks.single.usPerRequest,
     worstBodies,
+    rateLimitHooksUsPerRequest: rateLimitHooks.usPerRequest,
     peakRssMb: peak,
     startupPeakRssMb: startupRss,
     targets,

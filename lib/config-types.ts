@@ -92,6 +92,12 @@ export interface OfferConfig {
   allow?: AllowConfig;
 }
 
+/** Per API key defaults; a key's own limits (rpm, tpm on the key) win. */
+export interface RateLimitsConfig {
+  requests_per_minute: number;
+  tokens_per_minute: number;
+}
+
 export interface DemoConfig {
   /** On an empty database, create a demo account with credit and print a one-time key. */
   enabled: boolean;
@@ -130,6 +136,7 @@ export interface GatewayConfig {
   upstream: UpstreamConfig;
   breaker: BreakerConfig;
   plugins: string[];
+  rate_limits: RateLimitsConfig;
   demo: DemoConfig;
   dashboard: DashboardConfig;
   /** Card and stablecoin top-ups; absent: payments are not enabled. */

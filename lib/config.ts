@@ -147,15 +147,15 @@ function crossCheck(cfg: GatewayConfig, problems: string[]): void {
     if (m.max_output_tokens > m.context_window)
       problems.push(`models[${i}].max_output_tokens: larger than its context_window (${m.context_window})`);
   });
-  checkBillingPlugins(cfg.plugins, problems);
+  checkPlugins(cfg.plugins, problems);
 }
 
 /**
  * Billing takes three plugins together: auth says whom to charge, budget-hold reserves the credit,
  * metering settles it. budget-hold or metering without the other, or without auth, would make
- * requests free; leaving out both (billing off) is fine.
+ * requests free; leaving out both (billing off) is fine. rate-limit limits keys, so it needs auth.
  */
-function checkBillingPlugins(plugins: string[], problems: string[]): void {
+function checkPlugins(plugins: string[], problems: string[]): void {
   const billing = ['budget-hold', 'metering'].filter((p) => plugins.includes(p));
   if (billing.length === 1) {
     problems.push(billing[0] === 'budget-hold'
@@ -164,9 +164,12 @@ function checkBillingPlugins(plugins: string[], problems: string[]): void {
   }
   if (billing.length > 0 && !plugins.includes('auth'))
     problems.push(`plugins: ${billing.join(' and ')} without auth: no account to charge, so requests would be free`);
+  if (plugins.includes('rate-limit') && !plugins.includes('auth'))
+    problems.push('plugins: rate-limit without auth: there would be no key to limit');
   // Each step needs what the earlier ones set: the caller (auth), the body (schema-check), the
-  // candidates (offer-pick), the hold (budget-hold); metering must sit nearest the upstream.
-  const order = ['auth', 'schema-check', 'offer-pick', 'budget-hold'].filter((p) => plugins.includes(p));
+  // candidates and the token estimate (offer-pick), the key's rate (rate-limit, before any credit is
+  // held), the hold (budget-hold); metering must sit nearest the upstream.
+  const order = ['auth', 'schema-check', 'offer-pick', 'rate-limit', 'budget-hold'].filter((p) => plugins.includes(p));
   const positions = order.map((p) => plugins.indexOf(p));
   if (positions.some((pos, i) => i > 0 && pos < positions[i - 1]))
     problems.push(`plugins: ${order.join(', ')} must run in this order (each needs what the one before it sets)`);

@@ -62,6 +62,9 @@ export interface AuthInfo {
   /** The key's allowed-model list; null = any. */
   keyAllowedModels: string[] | null;
   monthlyLimitNano: number | null;
+  /** The key's own rate limits; null or absent = the config's rate_limits defaults. */
+  rpm?: number | null;
+  tpm?: number | null;
   /** The account's routing settings. */
   routing: RoutingSettings;
 }

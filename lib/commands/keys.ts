@@ -6,22 +6,32 @@ import type { Command } from './types.js';
 
 const display = (k: ApiKeyRecord) => `${k.prefix}…`;
 
+/** A key's own rate limit, or the config default it falls back to. */
+const rateText = (own: number | null, fallback: number | undefined) =>
+  own !== null ? String(own) : fallback === undefined ? 'default' : `${fallback} (default)`;
+
 export const commands: Command[] = [
-  command('keys create', 'gateway keys create --account E --name N [--models ID,ID] [--monthly-limit USD]   prints the key once',
+  command('keys create', 'gateway keys create --account E --name N [--models ID,ID] [--monthly-limit USD] [--rpm N] [--tpm N]   prints the key once',
     async (args, io) => {
       const account = await accountByEmail(io, required(args, 'account'));
       const models = optional(args, 'models');
       const limit = optional(args, 'monthly-limit');
+      const rpm = optional(args, 'rpm');
+      const tpm = optional(args, 'tpm');
       const { key, secret } = await io.store().keys.create({
         accountId: account.id,
         name: required(args, 'name'),
         allowedModels: models === undefined ? null : modelList(io, models, '--models'),
         monthlyLimitNano: limit === undefined ? null : parseUsd(limit),
+        rpm: rpm === undefined ? null : positiveInt(rpm, '--rpm'),
+        tpm: tpm === undefined ? null : positiveInt(tpm, '--tpm'),
       });
       io.print({ key, secret },
         `Created key ${key.id} "${key.name}" for ${account.email}` +
         (key.allowedModels ? `, models: ${key.allowedModels.join(', ')}` : '') +
         (key.monthlyLimitNano !== null ? `, monthly limit ${formatUsd(key.monthlyLimitNano)}` : '') +
+        (key.rpm !== null ? `, ${key.rpm} requests per minute` : '') +
+        (key.tpm !== null ? `, ${key.tpm} tokens per minute` : '') +
         `.\nAPI key (shown only this once; store it now):\n\n  ${secret}\n`);
       return 0;
     }),
@@ -31,10 +41,12 @@ export const commands: Command[] = [
     const store = io.store();
     const keys = await store.keys.list(account.id);
     const rows = await Promise.all(keys.map(async (k) => ({ ...k, monthToDateNano: await store.ledger.monthToDate(k.id) })));
+    const defaults = io.config.rate_limits;
     io.print(rows, rows.length === 0 ? `${account.email} has no API keys.` : table(
-      ['ID', 'NAME', 'KEY', 'MODELS', 'MONTHLY LIMIT', 'THIS MONTH', 'LAST USED', 'STATUS'],
+      ['ID', 'NAME', 'KEY', 'MODELS', 'MONTHLY LIMIT', 'THIS MONTH', 'RPM', 'TPM', 'LAST USED', 'STATUS'],
       rows.map((k) => [String(k.id), k.name, display(k), k.allowedModels?.join(',') ?? 'any',
         k.monthlyLimitNano === null ? 'none' : formatUsd(k.monthlyLimitNano), formatUsd(k.monthToDateNano),
+        rateText(k.rpm, defaults?.requests_per_minute), rateText(k.tpm, defaults?.tokens_per_minute),
         isoTime(k.lastUsedAt), k.revokedAt === null ? 'active' : `revoked ${isoTime(k.revokedAt)}`]),
     ));
     return 0;

@@ -87,6 +87,10 @@ export interface ApiKeyRecord {
   /** null = any model. */
   allowedModels: string[] | null;
   monthlyLimitNano: number | null;
+  /** Requests per minute; null = the config's rate_limits.requests_per_minute. */
+  rpm: number | null;
+  /** Tokens per minute; null = the config's rate_limits.tokens_per_minute. */
+  tpm: number | null;
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
@@ -102,6 +106,8 @@ export interface NewApiKey {
   name: string;
   allowedModels?: string[] | null;
   monthlyLimitNano?: number | null;
+  rpm?: number | null;
+  tpm?: number | null;
 }
 
 export interface ApiKeys {

@@ -125,6 +125,8 @@ export default function auth(env: PluginEnv): Plugin {
         keyId: found.id,
         keyAllowedModels: found.allowedModels,
         monthlyLimitNano: found.monthlyLimitNano,
+        rpm: found.rpm,
+        tpm: found.tpm,
         routing: await routingFor(found.accountId),
       };
       ctx.auth = info;

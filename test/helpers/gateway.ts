@@ -20,6 +20,8 @@ export function testConfigObject(dbPath: string): Record<string, any> {
     upstream: { first_byte_timeout_ms: 1500, idle_timeout_ms: 1500, commit_timeout_ms: 300 },
     breaker: { failure_threshold: 3, cooldown_ms: 1000 },
     demo: { enabled: false },
+    // Tests send many requests with one key: limits out of their way (rate-limit tests set their own).
+    rate_limits: { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000_000 },
     providers: [
       { id: 'sim-messages', format: 'messages', simulated: true },
       { id: 'sim-chat', format: 'chat', simulated: true },

@@ -87,7 +87,8 @@ t.test('defaults are filled in', async (t) => {
   t.same(cfg.storage, { sqlite: './data/gateway.db', commit_interval_ms: 20 });
   t.same(cfg.upstream, { first_byte_timeout_ms: 30_000, idle_timeout_ms: 120_000, commit_timeout_ms: 2000, max_request_ms: 3_600_000, max_sockets_per_provider: 256 });
   t.same(cfg.breaker, { failure_threshold: 5, cooldown_ms: 30_000 });
-  t.same(cfg.plugins, ['auth', 'schema-check', 'offer-pick', 'budget-hold', 'format-transform', 'metering']);
+  t.same(cfg.plugins, ['auth', 'schema-check', 'offer-pick', 'rate-limit', 'budget-hold', 'format-transform', 'metering']);
+  t.same(cfg.rate_limits, { requests_per_minute: 600, tokens_per_minute: 2_000_000 });
   t.same(cfg.demo, { enabled: false, email: 'demo@example.com', credit_usd: 5 });
   const { betas, ...provider } = cfg.providers[0];
   t.same(provider, { id: 'p', format: 'messages', base_url: 'https://api.example.com', http2: false, simulated: false, anthropic_version: '2023-06-01' });
@@ -272,6 +273,23 @@ t.test('the plugin order is checked: each step needs what the one before it sets
   t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'budget-hold', 'offer-pick', 'format-transform', 'metering']), 'g.yaml'), /must run in this order/);
   t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'offer-pick', 'budget-hold', 'metering', 'format-transform']), 'g.yaml'), /metering must come after format-transform/);
   t.ok(parseConfig(withPlugins(['schema-check', 'offer-pick', 'format-transform']), 'g.yaml'), 'billing off is fine');
+  // rate-limit: after the token estimate (offer-pick), before any credit is held (budget-hold).
+  t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'rate-limit', 'offer-pick', 'budget-hold', 'format-transform', 'metering']), 'g.yaml'), /must run in this order/);
+  t.throws(() => parseConfig(withPlugins(['auth', 'schema-check', 'offer-pick', 'budget-hold', 'rate-limit', 'format-transform', 'metering']), 'g.yaml'), /must run in this order/);
+  t.throws(() => parseConfig(withPlugins(['schema-check', 'offer-pick', 'rate-limit', 'format-transform']), 'g.yaml'), /rate-limit without auth: there would be no key to limit/);
+  t.ok(parseConfig(withPlugins(['auth', 'schema-check', 'offer-pick', 'rate-limit', 'format-transform']), 'g.yaml'), 'rate limits without billing');
+});
+
+t.test('rate_limits: given values win, each must be a positive integer', async (t) => {
+  const c: any = minimal();
+  c.rate_limits = { requests_per_minute: 60 };
+  t.same(parseConfig(json(c), 'c.json', {}).rate_limits, { requests_per_minute: 60, tokens_per_minute: 2_000_000 });
+  c.rate_limits = { requests_per_minute: 0, tokens_per_minute: 1.5, burst: 3 };
+  t.same(problemsOf(t, json(c)).sort(), [
+    'rate_limits.requests_per_minute: must be >= 1',
+    'rate_limits.tokens_per_minute: must be integer',
+    'rate_limits: unknown field "burst"',
+  ]);
 });
 
 t.test('config/production.example.yaml is valid once its secrets are in the environment', async (t) => {

@@ -2,6 +2,7 @@
 // month-to-date spend against the limit, revoke after a confirmation page.
 import { parseUsd } from '../../store/money.js';
 import type { ApiKeyRecord } from '../../store/types.js';
+import type { RateLimitsConfig } from '../../config-types.js';
 import type { AccountContext } from '../context.js';
 import { dateMinute, money } from '../format.js';
 import { redirect, sendHtml } from '../http.js';
@@ -16,6 +17,15 @@ interface Draft {
   name: string;
   models: string[];
   limit: string;
+  rpm: string;
+  tpm: string;
+}
+
+/** A key's own rate limit from the form: empty = the gateway's default; else a positive whole number. */
+function rateField(text: string): number | null | undefined {
+  if (!text) return null;
+  const n = Number(text);
+  return /^\d+$/.test(text) && Number.isSafeInteger(n) && n >= 1 ? n : undefined;
 }
 
 async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: Notice; draft?: Draft; created?: { key: ApiKeyRecord; secret: string } } = {}): Promise<void> {
@@ -23,14 +33,15 @@ async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: N
   // Active keys first, newest first within each group.
   const keys = (await store.keys.list(ctx.account.id)).sort((a, b) => Number(a.revokedAt !== null) - Number(b.revokedAt !== null) || b.id - a.id);
   const spent = new Map(await Promise.all(keys.map(async (k) => [k.id, await store.ledger.monthToDate(k.id)] as const)));
-  const draft = opts.draft ?? { name: '', models: [], limit: '' };
+  const draft = opts.draft ?? { name: '', models: [], limit: '', rpm: '', tpm: '' };
+  const defaults = ctx.config.rate_limits;
   const models = ctx.config.models;
   const notices: Record<string, Notice> = { revoked: { kind: 'success', text: 'The key was revoked. Requests that use it are refused from now on.' } };
 
   sendHtml(ctx.res, opts.status ?? 200, appPage(ctx, {
     section: 'keys',
     title: 'API Keys',
-    lead: 'Keys let programs use your credit. Each key can be limited to some models and to a monthly spend.',
+    lead: 'Keys let programs use your credit. Each key can be limited to some models, to a monthly spend and to a rate.',
     notice: opts.notice ?? notices[ctx.url.searchParams.get('notice') ?? ''],
     body: html`
     ${opts.created && revealed(opts.created.key, opts.created.secret)}
@@ -38,8 +49,8 @@ async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: N
       <h2>Your keys</h2>
       ${keys.length === 0 ? html`<p class="muted">No keys yet. Create one below.</p>` : html`
       <div class="table-wrap"><table class="keys">
-        <thead><tr><th>Name</th><th>Key</th><th>Models</th><th>Created (UTC)</th><th>Last used</th><th>This month</th><th></th></tr></thead>
-        <tbody>${keys.map((k) => keyRow(k, spent.get(k.id) ?? 0))}</tbody>
+        <thead><tr><th>Name</th><th>Key</th><th>Models</th><th>Rate limits</th><th>Created (UTC)</th><th>Last used</th><th>This month</th><th></th></tr></thead>
+        <tbody>${keys.map((k) => keyRow(k, spent.get(k.id) ?? 0, defaults))}</tbody>
       </table></div>`}
     </section>
     <section class="card" id="create">
@@ -49,6 +60,10 @@ async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: N
         <label>Name <input name="name" value="${draft.name}" maxlength="${MAX_NAME}" required placeholder="e.g. production backend"></label>
         <label>Monthly limit, USD <input name="monthly_limit" value="${draft.limit}" inputmode="decimal" placeholder="no limit">
           <span class="hint">Requests are refused once this key has spent this much in a calendar month (UTC).</span></label>
+        <label>Requests per minute <input name="rpm" value="${draft.rpm}" inputmode="numeric" pattern="[0-9]*" placeholder="default: ${defaults.requests_per_minute}">
+          <span class="hint">Leave empty for the gateway's default.</span></label>
+        <label>Tokens per minute <input name="tpm" value="${draft.tpm}" inputmode="numeric" pattern="[0-9]*" placeholder="default: ${defaults.tokens_per_minute}">
+          <span class="hint">Input plus output budget of the requests in any minute.</span></label>
         <fieldset class="span-2"><legend>Allowed models</legend>
           <p class="hint">Leave all unticked to allow every model your routing settings allow.</p>
           <div class="checks">${models.map((m) => html`<label class="check"><input type="checkbox" name="models" value="${m.id}"${draft.models.includes(m.id) ? html` checked` : ''}> <span>${m.display_name ?? m.id} <code>${m.id}</code></span></label>`)}</div>
@@ -68,13 +83,21 @@ function revealed(key: ApiKeyRecord, secret: string): Html {
   </section>`;
 }
 
-function keyRow(k: ApiKeyRecord, spent: number): Html {
+/** "600 req/min · 2,000,000 tok/min", the gateway's defaults marked as such. */
+function rateLimits(k: ApiKeyRecord, d: RateLimitsConfig): Html {
+  const one = (own: number | null, fallback: number, unit: string) =>
+    own === null ? html`<span class="muted">${fallback.toLocaleString('en-US')} ${unit} (default)</span>` : html`${own.toLocaleString('en-US')} ${unit}`;
+  return html`${one(k.rpm, d.requests_per_minute, 'req/min')}<br>${one(k.tpm, d.tokens_per_minute, 'tok/min')}`;
+}
+
+function keyRow(k: ApiKeyRecord, spent: number, defaults: RateLimitsConfig): Html {
   const revoked = k.revokedAt !== null;
   const limit = k.monthlyLimitNano;
   return html`<tr class="${revoked ? 'revoked' : ''}" data-key-id="${k.id}">
     <td>${k.name}</td>
     <td><code>${k.prefix}…</code></td>
     <td>${k.allowedModels === null ? html`<span class="muted">All</span>` : k.allowedModels.map((m) => html`<span class="tag">${m}</span> `)}</td>
+    <td class="nowrap rate-limits">${rateLimits(k, defaults)}</td>
     <td class="nowrap">${dateMinute(k.createdAt)}</td>
     <td class="nowrap">${k.lastUsedAt === null ? html`<span class="muted">Never</span>` : dateMinute(k.lastUsedAt)}</td>
     <td class="nowrap">${money(spent)}${limit === null ? html` <span class="muted">· no limit</span>` : html` <span class="muted">of ${money(limit)}</span>
@@ -89,6 +112,8 @@ async function createKey(ctx: AccountContext): Promise<void> {
     name: (ctx.form.get('name') ?? '').trim(),
     models: ctx.form.getAll('models').filter((m) => known.has(m)),
     limit: (ctx.form.get('monthly_limit') ?? '').trim().replace(/^\$/, ''),
+    rpm: (ctx.form.get('rpm') ?? '').trim().replace(/,/g, ''),
+    tpm: (ctx.form.get('tpm') ?? '').trim().replace(/,/g, ''),
   };
   const refuse = (text: string) => keysPage(ctx, { status: 400, draft, notice: { kind: 'error', text } });
   if (!draft.name) return refuse('Give the key a name.');
@@ -101,8 +126,11 @@ async function createKey(ctx: AccountContext): Promise<void> {
       return refuse('The monthly limit must be an amount in USD, such as 20 or 12.50.');
     }
   }
+  const rpm = rateField(draft.rpm), tpm = rateField(draft.tpm);
+  if (rpm === undefined) return refuse('Requests per minute must be a whole number of at least 1, or empty for the default.');
+  if (tpm === undefined) return refuse('Tokens per minute must be a whole number of at least 1, or empty for the default.');
   const created = await ctx.deps.store.keys.create({
-    accountId: ctx.account.id, name: draft.name, allowedModels: draft.models.length > 0 ? draft.models : null, monthlyLimitNano: limit,
+    accountId: ctx.account.id, name: draft.name, allowedModels: draft.models.length > 0 ? draft.models : null, monthlyLimitNano: limit, rpm, tpm,
   });
   await keysPage(ctx, { status: 201, created });
 }

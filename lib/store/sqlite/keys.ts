@@ -15,6 +15,8 @@ interface KeyRow {
   hash: Buffer;
   allowed_models: string | null;
   monthly_limit: number | null;
+  rpm: number | null;
+  tpm: number | null;
   created_at: number;
   revoked_at: number | null;
   last_used_at: number | null;
@@ -23,8 +25,15 @@ interface KeyRow {
 const toRecord = (r: KeyRow): ApiKeyRecord => ({
   id: r.id, accountId: r.account_id, name: r.name, prefix: r.prefix,
   allowedModels: r.allowed_models === null ? null : JSON.parse(r.allowed_models),
-  monthlyLimitNano: r.monthly_limit, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at,
+  monthlyLimitNano: r.monthly_limit, rpm: r.rpm, tpm: r.tpm, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at,
 });
+
+/** A key's own rate limit: a positive integer, or null for the config's default. */
+function rateLimit(v: number | null | undefined, what: string): number | null {
+  if (v === undefined || v === null) return null;
+  if (!Number.isSafeInteger(v) || v < 1) throw new StoreError('invalid', `the ${what} must be a positive whole number`);
+  return v;
+}
 
 export class SqliteApiKeys implements ApiKeys, BatchPart {
   private readonly stmt;
@@ -38,8 +47,8 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
     private readonly months: MonthClock,
   ) {
     this.stmt = {
-      insert: db.prepare(`INSERT INTO api_keys (account_id, name, prefix, hash, allowed_models, monthly_limit, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      insert: db.prepare(`INSERT INTO api_keys (account_id, name, prefix, hash, allowed_models, monthly_limit, rpm, tpm, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       list: db.prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY id'),
       get: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
       byPrefix: db.prepare('SELECT * FROM api_keys WHERE prefix = ?'),
@@ -53,6 +62,8 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
     if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) {
       throw new StoreError('invalid', 'the monthly limit must be a non-negative amount');
     }
+    const rpm = rateLimit(input.rpm, 'requests per minute');
+    const tpm = rateLimit(input.tpm, 'tokens per minute');
     const name = input.name.trim();
     if (!name) throw new StoreError('invalid', 'a key needs a name');
     const secret = generateApiKey();
@@ -60,11 +71,11 @@ export class SqliteApiKeys implements ApiKeys, BatchPart {
     const now = this.months.now();
     try {
       const r = this.stmt.insert.run(input.accountId, name, keyPrefix(secret), hashApiKey(secret),
-        models === null ? null : JSON.stringify(models), limit, now);
+        models === null ? null : JSON.stringify(models), limit, rpm, tpm, now);
       this.changes.bump();
       const key: ApiKeyRecord = {
         id: Number(r.lastInsertRowid), accountId: input.accountId, name, prefix: keyPrefix(secret),
-        allowedModels: models, monthlyLimitNano: limit, createdAt: now, revokedAt: null, lastUsedAt: null,
+        allowedModels: models, monthlyLimitNano: limit, rpm, tpm, createdAt: now, revokedAt: null, lastUsedAt: null,
       };
       return { key, secret };
     } catch (err) {

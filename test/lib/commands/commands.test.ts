@@ -86,7 +86,7 @@ t.test('keys create / list / revoke; a running server sees the revocation on its
   const list = await run(['keys', 'list', '--account', 'a@example.com']);
   t.equal(list.code, 0);
   t.match(list.out, /ID\s+NAME\s+KEY/);
-  t.match(list.out, /1\s+ci\s+sk-service-\w{8}…\s+test\/gpt,test\/claude\s+\$12\.50\s+\$0\.00\s+-\s+active/);
+  t.match(list.out, /1\s+ci\s+sk-service-\w{8}…\s+test\/gpt,test\/claude\s+\$12\.50\s+\$0\.00\s+default\s+default\s+-\s+active/);
   t.notOk(list.out.includes(secret!), 'the full key is never listed');
   t.notOk(JSON.stringify(list.value).includes(secret!.slice(19)), 'nor in JSON');
 
@@ -107,6 +107,29 @@ t.test('keys create / list / revoke; a running server sees the revocation on its
   t.match(await run(['keys', 'create', '--account', 'a@example.com', '--name', 'x', '--monthly-limit', '-3']),
     { code: 1, error: /not a USD amount/ });
   t.match(await run(['keys', 'create', '--account', 'b@example.com', '--name', 'x']), { code: 1, error: 'no account with email b@example.com' });
+});
+
+t.test('keys create --rpm --tpm: the key\'s own rate limits, shown in keys list (text and JSON)', async (t) => {
+  const { run, config } = setup(t);
+  config.rate_limits = { requests_per_minute: 600, tokens_per_minute: 2_000_000 };
+  await run(['accounts', 'create', '--email', 'a@example.com']);
+  const created = await run(['keys', 'create', '--account', 'a@example.com', '--name', 'batch', '--rpm', '30', '--tpm', '40000']);
+  t.equal(created.code, 0);
+  t.match(created.out, /Created key 1 "batch" for a@example\.com, 30 requests per minute, 40000 tokens per minute\./);
+  t.match(created.value.key, { rpm: 30, tpm: 40_000 });
+  await run(['keys', 'create', '--account', 'a@example.com', '--name', 'plain']);
+
+  const list = await run(['keys', 'list', '--account', 'a@example.com']);
+  t.match(list.out, /ID\s+NAME\s+KEY\s+MODELS\s+MONTHLY LIMIT\s+THIS MONTH\s+RPM\s+TPM\s+LAST USED/);
+  t.match(list.out, /1\s+batch\s+.*\$0\.00\s+30\s+40000\s+-\s+active/);
+  t.match(list.out, /2\s+plain\s+.*\$0\.00\s+600 \(default\)\s+2000000 \(default\)\s+-\s+active/);
+  const json = await run(['keys', 'list', '--account', 'a@example.com'], { json: true });
+  t.match(json.value, [{ id: 1, rpm: 30, tpm: 40_000 }, { id: 2, rpm: null, tpm: null }]);
+
+  for (const bad of ['0', '-5', '1.5', 'many'])
+    t.match(await run(['keys', 'create', '--account', 'a@example.com', '--name', 'x', '--rpm', bad]), { code: 1, error: /--rpm must be a positive integer/ }, `--rpm ${bad}`);
+  t.match(await run(['keys', 'create', '--account', 'a@example.com', '--name', 'x', '--tpm', '0']), { code: 1, error: /--tpm must be a positive integer/ });
+  t.match(await run(['keys', 'create', '--account', 'a@example.com', '--name', 'x', '--tpm']), { code: 1, error: '--tpm needs a value' });
 });
 
 t.test('credits grant / show: exact decimal amounts, seen by the running server', async (t) => {

@@ -42,6 +42,23 @@ t.test('only the hash and a short prefix are stored; revocation is recorded once
   await t.rejects(store.keys.create({ accountId: a.accountId, name: '  ' }), { code: 'invalid' });
 });
 
+t.test('a key\'s own rate limits are kept; null means the config default', async (t) => {
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 0);
+  t.match(await store.keys.get(a.keyId), { rpm: null, tpm: null }, 'none given');
+  const { key, secret } = await store.keys.create({ accountId: a.accountId, name: 'limited', rpm: 30, tpm: 40_000 });
+  t.match(key, { rpm: 30, tpm: 40_000 });
+  t.match(await store.keys.get(key.id), { rpm: 30, tpm: 40_000 });
+  t.match((await store.keys.findByPrefix(keyPrefix(secret)))[0], { rpm: 30, tpm: 40_000 }, 'auth sees them');
+  for (const bad of [0, -1, 1.5, Number.NaN, 2 ** 53]) {
+    await t.rejects(store.keys.create({ accountId: a.accountId, name: 'x', rpm: bad }), { code: 'invalid' }, `rpm ${bad}`);
+    await t.rejects(store.keys.create({ accountId: a.accountId, name: 'x', tpm: bad }), { code: 'invalid' }, `tpm ${bad}`);
+  }
+  const db = new Database(dbPath);
+  t.teardown(() => db.close());
+  t.throws(() => db.prepare('UPDATE api_keys SET rpm = 0 WHERE id = ?').run(key.id), /CHECK/, 'the table refuses a zero limit too');
+});
+
 t.test('last use is recorded with the next batch', async (t) => {
   const { store } = tempStore(t);
   const a = await seedAccount(store, 0);

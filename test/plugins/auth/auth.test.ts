@@ -32,7 +32,7 @@ t.test('a valid key in either header sets ctx.auth with its limits and the accou
   const { store, a, call } = await setup(t);
   await store.routing.set(a.accountId, { deny: ['test/claude'], priceCapOutput: 15000 });
   const want = {
-    accountId: a.accountId, keyId: a.keyId, keyAllowedModels: ['test/gpt'], monthlyLimitNano: 7_000_000_000,
+    accountId: a.accountId, keyId: a.keyId, keyAllowedModels: ['test/gpt'], monthlyLimitNano: 7_000_000_000, rpm: null, tpm: null,
     routing: { allow: null, deny: ['test/claude'], priceCapInput: null, priceCapOutput: 15000 },
   };
   t.same(await call({ authorization: `Bearer ${a.secret}` }), want, 'Authorization: Bearer');
@@ -120,4 +120,10 @@ t.test('one keep-alive connection: each request is judged by its own credentials
   await cli.close();
   await new Promise((resolve) => setImmediate(resolve)); // the next request arrives in a later turn
   is401(t, await call({ authorization: `Bearer ${a.secret}` }, conn), /revoked/, 'a key revoked by the command line');
+});
+
+t.test('a key with its own rate limits brings them to ctx.auth', async (t) => {
+  const { store, a, call } = await setup(t);
+  const { secret } = await store.keys.create({ accountId: a.accountId, name: 'limited', rpm: 30, tpm: 40_000 });
+  t.match(await call({ authorization: `Bearer ${secret}` }), { rpm: 30, tpm: 40_000 });
 });

@@ -1,0 +1,117 @@
+// rate-limit: requests and tokens per minute per API key (the key's own limits, else the config's
+// rate_limits). Requests are counted from the headers, before the body is read: a key over its rate
+// never gets a body buffered. Tokens are admitted on the estimate (input plus output budget, as
+// OpenAI does) once offer-pick made it, before budget-hold holds any credit; when the request ends,
+// the window is corrected by the tokens actually used. A refusal is a 429 with Retry-After and
+// nothing is held or sent upstream. Every answer carries OpenAI's x-ratelimit-* headers.
+import { performance } from 'node:perf_hooks';
+import type { Plugin, PluginEnv } from '../../lib/plugin.js';
+import type { AuthInfo, RequestContext } from '../../lib/context.js';
+import type { RateLimitsConfig } from '../../lib/config-types.js';
+import { GatewayError } from '../../lib/errors.js';
+import { budgetParam } from '../offer-pick/index.js';
+import { KeyLimiter, admit, correct, goDuration, remaining, resetMs, type KeyWindows } from './gcra.js';
+
+const KEY = 'rate-limit';
+
+/** What onDone needs to correct the token window: the estimate admitted and TAT right after it. */
+interface Admitted {
+  tokens: number;
+  until: number;
+}
+
+/** One limiter per store, so the windows outlive a config reload (which builds new plugins). */
+const limiters = new WeakMap<object, KeyLimiter>();
+
+function limiterFor(env: PluginEnv): KeyLimiter {
+  const owner = (env.store as object | undefined) ?? env;
+  let l = limiters.get(owner);
+  if (!l) limiters.set(owner, (l = new KeyLimiter()));
+  return l;
+}
+
+const rpmOf = (auth: AuthInfo, d: RateLimitsConfig) => auth.rpm ?? d.requests_per_minute;
+const tpmOf = (auth: AuthInfo, d: RateLimitsConfig) => auth.tpm ?? d.tokens_per_minute;
+
+function setHeaders(ctx: RequestContext, w: KeyWindows, rpm: number, tpm: number, now: number): void {
+  const h = (ctx.responseHeaders ??= {});
+  h['x-ratelimit-limit-requests'] = rpm;
+  h['x-ratelimit-remaining-requests'] = remaining(w, 'requests', rpm, now);
+  h['x-ratelimit-reset-requests'] = goDuration(resetMs(w, 'requests', now));
+  h['x-ratelimit-limit-tokens'] = tpm;
+  setTokenHeaders(h, w, tpm, now);
+}
+
+/** After the tokens were admitted (the request headers set before stay true). */
+function setTokenHeaders(h: Record<string, string | number>, w: KeyWindows, tpm: number, now: number): void {
+  h['x-ratelimit-remaining-tokens'] = remaining(w, 'tokens', tpm, now);
+  h['x-ratelimit-reset-tokens'] = goDuration(resetMs(w, 'tokens', now));
+}
+
+const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000));
+
+const limited = (code: string, message: string, retryAfter?: number, param?: string) =>
+  new GatewayError(429, 'rate_limit_error', code, message, { retryAfter, param });
+
+export default function rateLimit(env: PluginEnv): Plugin {
+  const limiter = limiterFor(env);
+  const defaults = env.config.rate_limits;
+  // Monotonic: a wall-clock step back must not lock keys out.
+  const clock = (env.monotonicClock as (() => number) | undefined) ?? (() => performance.now());
+
+  return {
+    name: KEY,
+
+    onHeaders(ctx: RequestContext) {
+      const auth = ctx.auth;
+      if (!auth) return;
+      const rpm = rpmOf(auth, defaults), tpm = tpmOf(auth, defaults);
+      const w = limiter.windows(auth.keyId);
+      const now = clock();
+      // The models list is free: it only reports the state.
+      const wait = ctx.route === 'models' ? 0 : admit(w, 'requests', rpm, 1, now);
+      setHeaders(ctx, w, rpm, tpm, now);
+      if (wait > 0) {
+        const s = retryAfterSeconds(wait);
+        throw limited('rate_limit_requests', `This API key is over its limit of ${rpm} requests per minute. Retry in ${s} s.`, s);
+      }
+    },
+
+    onRequest(ctx: RequestContext) {
+      const auth = ctx.auth;
+      // A token count uses no tokens: it counts as a request only.
+      if (!auth || (ctx.route !== 'chat' && ctx.route !== 'messages')) return;
+      const tpm = tpmOf(auth, defaults);
+      const w = limiter.windows(auth.keyId);
+      const now = clock();
+      const tokens = Math.ceil(ctx.estimatedInputTokens) + ctx.outputBudget;
+      if (tokens > tpm) {
+        // No wait would help: say so, and what to lower.
+        throw limited('rate_limit_tokens',
+          `This request needs ${tokens} tokens (its estimated input plus its output budget of ${ctx.outputBudget}), more than ` +
+          `this API key's limit of ${tpm} tokens per minute. Lower ${budgetParam(ctx)} or shorten the input.`,
+          undefined, budgetParam(ctx));
+      }
+      const wait = admit(w, 'tokens', tpm, tokens, now);
+      if (ctx.responseHeaders) setTokenHeaders(ctx.responseHeaders, w, tpm, now);
+      if (wait > 0) {
+        const s = retryAfterSeconds(wait);
+        throw limited('rate_limit_tokens',
+          `This API key is over its limit of ${tpm} tokens per minute (this request needs ${tokens}: its estimated input ` +
+          `plus its output budget). Retry in ${s} s, or lower ${budgetParam(ctx)}.`, s);
+      }
+      ctx.state[KEY] = { tokens, until: w.tokens } satisfies Admitted;
+    },
+
+    // After metering's onDone (done hooks run in reverse chain order), so ctx.usage is the actual use.
+    onDone(ctx: RequestContext) {
+      const admitted = ctx.state[KEY] as Admitted | undefined;
+      const u = ctx.usage;
+      if (!admitted || !u || !ctx.auth) return;
+      const w = limiter.peek(ctx.auth.keyId);
+      if (!w) return;
+      const used = u.input + u.output + u.cacheRead + u.cacheWrite;
+      correct(w, 'tokens', tpmOf(ctx.auth, defaults), used - admitted.tokens, admitted.until, clock());
+    },
+  };
+}
