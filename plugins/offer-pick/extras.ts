@@ -164,7 +164,7 @@ export function requestExtras(body: Record<string, any>, format: WireFormat, bet
   const billable: Extra[] = [];
   const unknownFields: string[] = [];
   for (const field of Object.keys(body)) {
-    const rule = rules[field];
+    const rule = Object.hasOwn(rules, field) ? rules[field] : undefined; // not "constructor", "__proto__"…
     if (rule === undefined) {
       unknownFields.push(field);
       continue;

@@ -97,3 +97,10 @@ t.test('declares', async (t) => {
   t.notOk(declares(allow, tool('code_execution_20250522')), 'a dated type covers only itself');
   t.ok(declares(allow, { kind: 'beta', name: 'context-1m-2025-08-07', param: 'anthropic-beta', label: '' }));
 });
+
+t.test("field names of Object's prototype are unknown fields, not rules", async (t) => {
+  const body = JSON.parse('{"model":"m","messages":[],"constructor":{"prototype":{}},"toString":1,"__proto__":{"x":1}}');
+  for (const format of ['chat', 'messages'] as const) {
+    t.same(requestExtras(body, format, []), { billable: [], unknownFields: ['constructor', 'toString', '__proto__'], neutralBetas: [] }, format);
+  }
+});
