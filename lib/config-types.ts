@@ -52,7 +52,10 @@ export interface PriceConfig {
   input: number;
   output: number;
   cache_read?: number;
+  /** 5-minute cache writes. */
   cache_write?: number;
+  /** 1-hour cache writes; default: 2 × input (the vendor's rate), or cache_write if higher. */
+  cache_write_1h?: number;
 }
 
 export interface SupportsConfig {

@@ -5,7 +5,8 @@ import { accountByEmail, ArgError, command, isoTime, optional, positiveInt, requ
 import type { Command } from './types.js';
 
 const tokens = (r: HistoryRow) =>
-  `in ${r.usage.input}, out ${r.usage.output}, cache read ${r.usage.cacheRead}, cache write ${r.usage.cacheWrite}`;
+  `in ${r.usage.input}, out ${r.usage.output}, cache read ${r.usage.cacheRead}, cache write ${r.usage.cacheWrite}` +
+  (r.usage.cacheWrite1h > 0 ? ` (1h: ${r.usage.cacheWrite1h})` : '');
 
 function details(r: HistoryRow): string {
   return [

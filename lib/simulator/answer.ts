@@ -29,6 +29,7 @@ export interface Answer {
   input: number;
   cacheRead: number;
   cacheWrite: number;
+  cacheWrite1h: number;
   output: number;
   settings: SimSettings;
 }
@@ -87,6 +88,7 @@ export function planAnswer(body: Record<string, any>, format: WireFormat, text: 
     input: Math.ceil(text.chars / 4),
     cacheRead: settings.cacheRead,
     cacheWrite: settings.cacheWrite,
+    cacheWrite1h: settings.cacheWrite1h,
     output: (thinking?.words ?? 0) + textWords + tools.reduce((n, t) => n + Math.ceil((t.name.length + t.json.length) / 4), 0),
     settings,
   };

@@ -21,7 +21,7 @@ interface Reading {
 }
 
 const KEY = 'metering';
-const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 };
 
 function startReading(ctx: RequestContext, up: UpstreamRequest): Reading {
   // A new attempt replaces the previous one's reading: only the serving attempt is charged.
@@ -90,14 +90,16 @@ function onMessagesEvent(r: Reading, j: any): void {
  * Those fall back to our input estimate and the tokens of the output text produced.
  */
 function measure(r: Reading, ctx: RequestContext): Usage {
-  const { cacheRead = 0, cacheWrite = 0 } = r.reported;
+  const { cacheRead = 0, cacheWrite1h = 0 } = r.reported;
+  // 1-hour writes are part of all writes: a total below them (an upstream's inconsistency) grows to cover them.
+  const cacheWrite = Math.max(r.reported.cacheWrite ?? 0, cacheWrite1h);
   let { input, output } = r.reported;
   if (input === undefined || (input === 0 && cacheRead === 0 && cacheWrite === 0)) {
     input = Math.max(0, Math.ceil(ctx.estimatedInputTokens) - cacheRead - cacheWrite);
   }
   // Final usage is exact; partial usage (message_start's output) is a floor under the streamed text.
   if (!r.final || !output) output = Math.max(output ?? 0, r.text.tokens());
-  return { input, output, cacheRead, cacheWrite };
+  return { input, output, cacheRead, cacheWrite, cacheWrite1h };
 }
 
 const NOTHING_HELD: HoldEnd = { charged: 0 };

@@ -124,7 +124,7 @@ async function requestDetail(ctx: AccountContext): Promise<void> {
           <dt>Input</dt><dd class="num">${count(u.input)}</dd>
           <dt>Output</dt><dd class="num">${count(u.output)}</dd>
           <dt>Cache read</dt><dd class="num">${count(u.cacheRead)}</dd>
-          <dt>Cache write</dt><dd class="num">${count(u.cacheWrite)}</dd>
+          <dt>Cache write</dt><dd class="num">${count(u.cacheWrite)}${u.cacheWrite1h > 0 ? html` <span class="sub">(1 hour: ${count(u.cacheWrite1h)})</span>` : ''}</dd>
           <dt>Hold</dt><dd class="num">${usd(row.holdNano)}</dd>
           <dt>Cost</dt><dd class="num"><strong data-testid="cost">${usd(row.costNano)}</strong></dd>
         </dl>

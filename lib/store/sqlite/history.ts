@@ -22,6 +22,7 @@ interface Row {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  cache_write_1h_tokens: number;
   hold: number;
   cost: number;
   latency_ms: number;
@@ -73,7 +74,7 @@ const fromRow = (r: Row): HistoryRow => ({
   requestId: r.request_id, time: r.time, accountId: r.account_id, keyId: r.key_id, route: r.route,
   model: r.model, listing: r.listing, attempts: JSON.parse(r.attempts), status: r.status,
   httpStatus: r.http_status, stream: r.stream === 1,
-  usage: { input: r.input_tokens, output: r.output_tokens, cacheRead: r.cache_read_tokens, cacheWrite: r.cache_write_tokens },
+  usage: { input: r.input_tokens, output: r.output_tokens, cacheRead: r.cache_read_tokens, cacheWrite: r.cache_write_tokens, cacheWrite1h: r.cache_write_1h_tokens },
   holdNano: r.hold, costNano: r.cost, latencyMs: r.latency_ms, ttfbMs: r.ttfb_ms, error: r.error,
 });
 
@@ -154,7 +155,7 @@ export class SqliteHistory implements History, BatchPart {
       const u = h.usage;
       rows.push(h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
         JSON.stringify(h.attempts), h.status, h.httpStatus, h.stream ? 1 : 0, u.input, u.output, u.cacheRead,
-        u.cacheWrite, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error);
+        u.cacheWrite, u.cacheWrite1h, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error);
     }
   }
 

@@ -159,7 +159,7 @@ t.test('requests show / list', async (t) => {
     store.history.record({
       requestId: `req_${i}`, time: Date.UTC(2025, 0, 1, 0, 0, i), accountId: 1, keyId: key.id, route: 'chat', model: 'test/gpt',
       listing: 'test/gpt@sim-chat', attempts: [{ listing: 'test/gpt@sim-chat', outcome: 'ok', status: 200, durationMs: 31.6 }],
-      status: 'ok', httpStatus: 200, stream: i === 1, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+      status: 'ok', httpStatus: 200, stream: i === 1, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
       holdNano: 1_000_000, costNano: 75_000, latencyMs: 40.2, ttfbMs: 12.7, error: null,
     });
   }
