@@ -111,6 +111,8 @@ export interface StripeConfig {
 export interface GatewayConfig {
   server: ServerConfig;
   storage: { sqlite: string; commit_interval_ms: number };
+  /** Request history older than retention_days is deleted in the background. */
+  history: { retention_days: number };
   upstream: UpstreamConfig;
   breaker: BreakerConfig;
   plugins: string[];

@@ -112,7 +112,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   if (!store) {
     const file = resolve(config.storage.sqlite);
     mkdirSync(dirname(file), { recursive: true });
-    store = openStore(config, { clock: opts.clock, backgroundWriter: true, log });
+    store = openStore(config, { clock: opts.clock, backgroundWriter: true, pruneHistory: true, log });
   }
   const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 

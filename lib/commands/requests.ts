@@ -44,7 +44,7 @@ export const commands: Command[] = [
     const rows = await io.store().history.list(account.id, { limit });
     io.print(rows, rows.length === 0 ? `No requests for ${account.email}.` : table(
       ['TIME', 'REQUEST', 'MODEL', 'LISTING', 'STATUS', 'HTTP', 'COST'],
-      rows.map((r) => [isoTime(r.time), r.requestId, r.model ?? '-', r.listing ?? '-', r.status,
+      rows.map((r) => [isoTime(r.time), r.requestId, r.model ?? '-', r.listing ?? '-', r.notRecorded ? `${r.status}: ${r.error}` : r.status,
         String(r.httpStatus ?? '-'), formatUsd(r.costNano)]),
     ));
     return 0;

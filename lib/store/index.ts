@@ -16,7 +16,11 @@ export interface StoreOptions {
   log?: Logger;
   /** Rows waiting to be written at which new holds are refused (tests lower it; see MAX_UNWRITTEN_ROWS). */
   maxUnwrittenRows?: number;
+  /** Delete history past `history.retention_days` in the background (the serving gateway). */
+  pruneHistory?: boolean;
 }
+
+const DAY_MS = 86_400_000;
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   return openSqliteStore({
@@ -26,5 +30,6 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     backgroundWriter: opts.backgroundWriter ?? false,
     log: opts.log,
     maxUnwrittenRows: opts.maxUnwrittenRows,
+    historyRetentionMs: opts.pruneHistory ? (config.history?.retention_days ?? 90) * DAY_MS : undefined,
   });
 }

@@ -5,7 +5,7 @@
 import type { Plugin, PluginEnv, StreamEvent, UpstreamRequest } from '../../lib/plugin.js';
 import type { Offer, Outcome, RequestContext, Usage } from '../../lib/context.js';
 import type { WireFormat } from '../../lib/config-types.js';
-import type { Store } from '../../lib/store/types.js';
+import type { HistoryRow, Store } from '../../lib/store/types.js';
 import { andThen } from '../../lib/maybe-promise.js';
 import { endHold, holdOf, type HoldEnd, type RequestHold } from '../budget-hold/hold.js';
 import { OutputText } from './output-text.js';
@@ -110,9 +110,15 @@ function chargeFor(usage: Usage, offer: Offer, hold: RequestHold): number {
   return want > BigInt(hold.amount) ? hold.amount : Number(want);
 }
 
+/**
+ * Refused before any upstream call (400, 402, 403, 404, 413, 415, 429…): it costs the client nothing,
+ * so the store bounds how many of a key's refusals get a row of their own (History.recordRefusal).
+ */
+const refused = (ctx: RequestContext) => ctx.attempts.length === 0 && (ctx.status ?? 0) >= 400;
+
 function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usage: Usage, hold: RequestHold | undefined, cost: number): void {
   const auth = ctx.auth!;
-  store.history.record({
+  const row: HistoryRow = {
     requestId: ctx.id,
     time: ctx.receivedAt,
     accountId: auth.accountId,
@@ -130,7 +136,9 @@ function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usag
     latencyMs: performance.now() - ctx.startedAt,
     ttfbMs: ctx.firstByteAt === undefined ? null : ctx.firstByteAt - ctx.startedAt,
     error: ctx.error?.message ?? null,
-  });
+  };
+  if (refused(ctx)) store.history.recordRefusal(row);
+  else store.history.record(row);
 }
 
 export default function metering(env: PluginEnv): Plugin {

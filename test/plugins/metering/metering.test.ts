@@ -9,6 +9,7 @@ import { GatewayError } from '../../../lib/errors.js';
 import type { Ledger } from '../../../lib/store/types.js';
 import { countTextTokens } from '../../../lib/tokens.js';
 import { checkInvariants } from '../../helpers/invariants.js';
+import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/sqlite/refusal-counts.js';
 import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
 
 const USD = 1_000_000_000;
@@ -257,6 +258,35 @@ t.test('nothing served: the hold is released and the failure is recorded', async
   t.match(row, { status: 'error', httpStatus: 503, costNano: 0, listing: null, ttfbMs: null, error: /No offer/,
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 } });
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
+});
+
+t.test('refusals (no upstream attempt, an error status) are bounded per key; tried requests are always recorded', async (t) => {
+  const s = await setup(t);
+  const N = REFUSALS_RECORDED_PER_MINUTE;
+  const ids: string[] = [];
+  for (let i = 0; i < N + 30; i++) {
+    const ctx = s.contextFor([messagesOffer], { route: 'chat' });
+    ctx.error = new GatewayError(400, 'invalid_request_error', 'invalid_json', 'Invalid JSON body');
+    ctx.status = 400;
+    await s.meter.onDone!(ctx, 'error');
+    ids.push(ctx.id);
+  }
+  const rows = await s.store.history.list(s.a.accountId, { limit: 1000 });
+  t.equal(rows.length, N + 1, `${N} refusals recorded, one summary`);
+  t.match(rows.find((r) => r.notRecorded), { notRecorded: 30, error: /^30 more refused requests/ });
+  t.match(await s.store.history.get(ids[0]), { httpStatus: 400, error: 'Invalid JSON body' });
+  t.equal(await s.store.history.get(ids.at(-1)!), null);
+  t.equal(s.store.history.refusalsNotRecorded(), 30);
+
+  // A failure after an upstream attempt is never folded into the count.
+  for (let i = 0; i < 5; i++) {
+    const ctx = await s.begin([messagesOffer]);
+    ctx.attempts.push({ listing: 'm@messages', outcome: 'failed', reason: 'upstream 503', status: 503, durationMs: 4 });
+    ctx.status = 503;
+    await s.end(ctx, 'error');
+  }
+  t.equal((await s.store.history.list(s.a.accountId, { limit: 1000 })).length, N + 1 + 5);
+  t.equal(s.store.history.refusalsNotRecorded(), 30);
 });
 
 t.test('a settle that fails releases the hold, still writes the row, and is reported', async (t) => {
