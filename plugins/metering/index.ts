@@ -37,13 +37,19 @@ function addBodyText(format: WireFormat, body: any, text: OutputText): void {
       const m = c?.message;
       text.add(m?.content);
       text.add(m?.reasoning_content);
-      for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) text.add(t?.function?.arguments);
+      for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
+        text.addToolCall(t?.function?.name);
+        text.add(t?.function?.arguments);
+      }
     }
   } else {
     for (const b of Array.isArray(body.content) ? body.content : []) {
       text.add(b?.text);
       text.add(b?.thinking);
-      if (b?.type === 'tool_use') text.add(JSON.stringify(b.input ?? {}));
+      if (b?.type === 'tool_use') {
+        text.addToolCall(b.name);
+        text.add(JSON.stringify(b.input ?? {}));
+      }
     }
   }
 }
@@ -59,7 +65,13 @@ function onChatChunk(r: Reading, j: any): void {
     if (!d) continue;
     r.text.add(d.content);
     r.text.add(d.reasoning_content);
-    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) r.text.add(t?.function?.arguments);
+    if (Array.isArray(d.tool_calls)) {
+      for (const t of d.tool_calls) {
+        // A call's first fragment carries its name.
+        if (typeof t?.function?.name === 'string') r.text.addToolCall(t.function.name);
+        r.text.add(t?.function?.arguments);
+      }
+    }
   }
 }
 
@@ -67,6 +79,9 @@ function onMessagesEvent(r: Reading, j: any): void {
   switch (j.type) {
     case 'message_start':
       r.reported = { ...r.reported, ...fromMessagesUsage(j.message?.usage) };
+      break;
+    case 'content_block_start':
+      if (j.content_block?.type === 'tool_use') r.text.addToolCall(j.content_block.name);
       break;
     case 'content_block_delta': {
       const d = j.delta;
