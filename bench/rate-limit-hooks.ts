@@ -17,7 +17,7 @@ export function measureRateLimitHooks(ms: number): { usPerRequest: number } {
   const plugin = rateLimit(env);
   const auths: AuthInfo[] = Array.from({ length: KEYS }, (_, i) => ({ accountId: i, keyId: i, keyAllowedModels: null, monthlyLimitNano: null, routing: ROUTING }));
   const req = new http.IncomingMessage(new Socket());
-  const usage = { input: 500, output: 20, cacheRead: 0, cacheWrite: 0 };
+  const usage = { input: 500, output: 20, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 };
   let n = 0;
   const request = () => {
     const ctx = createContext({ id: 'bench', route: 'chat', clientFormat: 'chat', req, auth: auths[n++ % KEYS] });

@@ -60,7 +60,10 @@ export interface PriceConfig {
   input: number;
   output: number;
   cache_read?: number;
+  /** 5-minute cache writes. */
   cache_write?: number;
+  /** 1-hour cache writes; default: 2 × input (the vendor's rate), or cache_write if higher. */
+  cache_write_1h?: number;
 }
 
 export interface SupportsConfig {
@@ -133,6 +136,8 @@ export interface StripeConfig {
 export interface GatewayConfig {
   server: ServerConfig;
   storage: { sqlite: string; commit_interval_ms: number };
+  /** Request history older than retention_days is deleted in the background. */
+  history: { retention_days: number };
   upstream: UpstreamConfig;
   breaker: BreakerConfig;
   plugins: string[];

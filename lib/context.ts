@@ -11,7 +11,10 @@ export interface UnitPrices {
   input: number;
   output: number;
   cacheRead: number;
+  /** 5-minute cache writes. */
   cacheWrite: number;
+  /** 1-hour cache writes (the vendor bills them at 2× input). */
+  cacheWrite1h: number;
 }
 
 export interface Provider extends ProviderConfig {
@@ -39,7 +42,10 @@ export interface Usage {
   input: number;
   output: number;
   cacheRead: number;
+  /** All cache writes (the messages format's cache_creation_input_tokens), 1-hour ones included. */
   cacheWrite: number;
+  /** Of `cacheWrite`, the 1-hour writes (priced at cacheWrite1h; the rest at cacheWrite). */
+  cacheWrite1h: number;
 }
 
 export type AttemptOutcome = 'ok' | 'failed' | 'skipped';

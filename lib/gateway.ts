@@ -107,7 +107,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   if (!store) {
     const file = resolve(config.storage.sqlite);
     mkdirSync(dirname(file), { recursive: true });
-    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, log });
+    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, pruneHistory: true, log });
   }
 
   let simulator: Simulator | undefined;

@@ -13,12 +13,17 @@ export function usdPerMillionToNanoPerToken(usdPerMillion: number): number {
 }
 
 export function unitPrices(p: PriceConfig): UnitPrices {
+  const input = usdPerMillionToNanoPerToken(p.input);
+  // A missing cache price bills those tokens as plain input (what they would have cost uncached).
+  const cacheWrite = usdPerMillionToNanoPerToken(p.cache_write ?? p.input);
   return {
-    input: usdPerMillionToNanoPerToken(p.input),
+    input,
     output: usdPerMillionToNanoPerToken(p.output),
-    // A missing cache price bills those tokens as plain input (what they would have cost uncached).
     cacheRead: usdPerMillionToNanoPerToken(p.cache_read ?? p.input),
-    cacheWrite: usdPerMillionToNanoPerToken(p.cache_write ?? p.input),
+    cacheWrite,
+    // A missing 1-hour price errs high, never below what the vendor charges for them (2× input),
+    // nor below the 5-minute price: an operator who forgot it is not billed more than the client pays.
+    cacheWrite1h: p.cache_write_1h === undefined ? Math.max(2 * input, cacheWrite) : usdPerMillionToNanoPerToken(p.cache_write_1h),
   };
 }
 

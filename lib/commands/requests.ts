@@ -5,7 +5,8 @@ import { accountByEmail, ArgError, command, isoTime, optional, positiveInt, requ
 import type { Command } from './types.js';
 
 const tokens = (r: HistoryRow) =>
-  `in ${r.usage.input}, out ${r.usage.output}, cache read ${r.usage.cacheRead}, cache write ${r.usage.cacheWrite}`;
+  `in ${r.usage.input}, out ${r.usage.output}, cache read ${r.usage.cacheRead}, cache write ${r.usage.cacheWrite}` +
+  (r.usage.cacheWrite1h > 0 ? ` (1h: ${r.usage.cacheWrite1h})` : '');
 
 function details(r: HistoryRow): string {
   return [
@@ -43,7 +44,7 @@ export const commands: Command[] = [
     const rows = await io.store().history.list(account.id, { limit });
     io.print(rows, rows.length === 0 ? `No requests for ${account.email}.` : table(
       ['TIME', 'REQUEST', 'MODEL', 'LISTING', 'STATUS', 'HTTP', 'COST'],
-      rows.map((r) => [isoTime(r.time), r.requestId, r.model ?? '-', r.listing ?? '-', r.status,
+      rows.map((r) => [isoTime(r.time), r.requestId, r.model ?? '-', r.listing ?? '-', r.notRecorded ? `${r.status}: ${r.error}` : r.status,
         String(r.httpStatus ?? '-'), formatUsd(r.costNano)]),
     ));
     return 0;

@@ -29,6 +29,7 @@ export interface Answer {
   input: number;
   cacheRead: number;
   cacheWrite: number;
+  cacheWrite1h: number;
   output: number;
   settings: SimSettings;
 }
@@ -87,6 +88,7 @@ export function planAnswer(body: Record<string, any>, format: WireFormat, text: 
     input: Math.ceil(text.chars / 4),
     cacheRead: settings.cacheRead,
     cacheWrite: settings.cacheWrite,
+    cacheWrite1h: settings.cacheWrite1h,
     output: (thinking?.words ?? 0) + textWords + tools.reduce((n, t) => n + Math.ceil((t.name.length + t.json.length) / 4), 0),
     settings,
   };
@@ -144,13 +146,15 @@ export function splitInto(s: string, n: number): string[] {
   return out;
 }
 
+// Each word is one token in common BPE vocabularies (r50k, cl100k), alone and after a space, so
+// "1 word = 1 output token" is what a real tokenizer counts too (the gateway estimates missing
+// usage with one: words it split would make that estimate look wrong by the simulator's fault).
 const WORDS = [
-  'amber', 'bridge', 'cedar', 'delta', 'ember', 'fable', 'garnet', 'harbor', 'island', 'juniper', 'kettle', 'lantern',
-  'meadow', 'nectar', 'orchid', 'pebble', 'quartz', 'river', 'saddle', 'timber', 'umbra', 'velvet', 'willow', 'xenon',
-  'yonder', 'zephyr', 'anchor', 'basil', 'canyon', 'dune', 'echo', 'falcon', 'glacier', 'hollow', 'ivory', 'jasper',
-  'kelp', 'lagoon', 'marble', 'nimbus', 'olive', 'prairie', 'quill', 'reef', 'summit', 'thistle', 'upland', 'vista',
-  'walnut', 'yarrow', 'zenith', 'aspen', 'breeze', 'coral', 'drift', 'fern', 'grove', 'heron', 'inlet', 'jade',
-  'knoll', 'linen', 'maple', 'north',
+  'amber', 'bridge', 'river', 'echo', 'north', 'south', 'east', 'west', 'stone', 'field', 'water', 'light', 'night',
+  'forest', 'cloud', 'storm', 'rain', 'wind', 'fire', 'earth', 'silver', 'bright', 'quiet', 'simple', 'green',
+  'blue', 'red', 'white', 'black', 'window', 'table', 'paper', 'market', 'station', 'tower', 'castle', 'city',
+  'road', 'path', 'hill', 'lake', 'shore', 'sand', 'wave', 'moon', 'star', 'sun', 'sky', 'spring', 'winter', 'gold',
+  'iron', 'glass', 'wood', 'leaf', 'tree', 'flower', 'bird', 'fish', 'horse', 'apple', 'bread', 'stream', 'plain',
 ];
 
 function wordAt(seed: number, i: number): string {

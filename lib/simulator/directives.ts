@@ -29,7 +29,10 @@ export interface SimSettings {
   tools: number;
   thinking?: boolean;
   cacheRead: number;
+  /** 5-minute cache writes. */
   cacheWrite: number;
+  /** 1-hour cache writes (messages format only, as the vendor reports them). */
+  cacheWrite1h: number;
   stop?: StopReason;
   delayMs: number;
   /** Chat streams: interleave the fragments of parallel tool calls. */
@@ -77,7 +80,7 @@ const FAULTS: ReadonlySet<string> = new Set<Fault>([
   'error_after_200',
   'no_usage',
 ]);
-const NUMERIC = ['words', 'chunks', 'bytes', 'tools', 'thinking', 'cache_read', 'cache_write', 'delay_ms', 'interleave', 'status', 'retry_after', 'after', 'ms'];
+const NUMERIC = ['words', 'chunks', 'bytes', 'tools', 'thinking', 'cache_read', 'cache_write', 'cache_write_1h', 'delay_ms', 'interleave', 'status', 'retry_after', 'after', 'ms'];
 const KNOWN = new Set([...NUMERIC, 'model', 'stop', 'fault']);
 
 /**
@@ -109,6 +112,7 @@ export function settingsFor(directives: Directive[], model: unknown): SimSetting
     thinking: num.thinking === undefined ? undefined : num.thinking > 0,
     cacheRead: num.cache_read ?? 0,
     cacheWrite: num.cache_write ?? 0,
+    cacheWrite1h: num.cache_write_1h ?? 0,
     stop: merged.stop as StopReason | undefined,
     delayMs: num.delay_ms ?? 0,
     interleave: (num.interleave ?? 0) > 0,

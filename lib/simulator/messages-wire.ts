@@ -69,8 +69,10 @@ function usage(a: Answer, output: number): object {
   const none = a.settings.fault === 'no_usage';
   return {
     input_tokens: none ? 0 : a.input,
-    cache_creation_input_tokens: none ? 0 : a.cacheWrite,
+    // All cache writes, split by lifetime as the vendor does.
+    cache_creation_input_tokens: none ? 0 : a.cacheWrite + a.cacheWrite1h,
     cache_read_input_tokens: none ? 0 : a.cacheRead,
+    cache_creation: { ephemeral_5m_input_tokens: none ? 0 : a.cacheWrite, ephemeral_1h_input_tokens: none ? 0 : a.cacheWrite1h },
     output_tokens: none ? 0 : output,
   };
 }

@@ -19,7 +19,11 @@ export interface StoreOptions {
   maxUnwrittenRows?: number;
   /** Hold `<db>.lock` while open, so a second serving process on the file refuses to start (the serving gateway). */
   exclusive?: boolean;
+  /** Delete history past `history.retention_days` in the background (the serving gateway). */
+  pruneHistory?: boolean;
 }
+
+const DAY_MS = 86_400_000;
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   return openSqliteStore({
@@ -30,5 +34,6 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     log: opts.log,
     maxUnwrittenRows: opts.maxUnwrittenRows,
     exclusive: opts.exclusive,
+    historyRetentionMs: opts.pruneHistory ? (config.history?.retention_days ?? 90) * DAY_MS : undefined,
   });
 }

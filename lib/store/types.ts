@@ -234,6 +234,11 @@ export interface HistoryRow {
   /** Time to first byte; null when nothing was sent. */
   ttfbMs: number | null;
   error: string | null;
+  /**
+   * Set only on a summary row: this many more refusals of the key in the minute from `time` were
+   * counted but not recorded one row each (see History.recordRefusal); its `error` says so.
+   */
+  notRecorded?: number;
 }
 
 export interface HistoryQuery {
@@ -259,6 +264,14 @@ export interface DailyUsage {
 export interface History {
   /** Queued; durable with the next batch. */
   record(row: HistoryRow): void;
+  /**
+   * A request refused before any upstream call: recorded like `record` for the first few of its key
+   * in a minute, then only counted, in one summary row per key and minute, so refusals cannot fill
+   * the disk. Money is never involved (a refused request holds and charges nothing).
+   */
+  recordRefusal(row: HistoryRow): void;
+  /** Refusals counted in a summary row instead of recorded, since the store opened (for metrics). */
+  refusalsNotRecorded(): number;
   get(requestId: string): Promise<HistoryRow | null>;
   /** Newest first (by arrival time, then request id). */
   list(accountId: number, opts?: HistoryQuery): Promise<HistoryRow[]>;

@@ -1,5 +1,5 @@
 // budget-hold: before an inference request goes upstream, reserve credit for its worst case:
-// estimated input × the highest input-side price (input, cache write or cache read) + output budget
+// estimated input × the highest input-side price (input, cache writes or cache read) + output budget
 // × the highest output price among the candidate offers (so neither failover to a dearer offer nor
 // prompt caching ever exceeds it). Admission is atomic in the ledger; a refusal is a 402 saying
 // which limit was hit. The hold is settled by metering; if it is still open when this plugin's
@@ -53,9 +53,11 @@ export default function budgetHold(env: PluginEnv): Plugin {
     onRequest(ctx: RequestContext) {
       if ((ctx.route !== 'chat' && ctx.route !== 'messages') || !ctx.auth || ctx.candidates.length === 0) return;
       let maxInput = 0, maxOutput = 0;
-      for (const { prices: p } of ctx.candidates) {
-        // Input tokens may be billed as cache writes or reads, at their own prices.
-        maxInput = Math.max(maxInput, p.input, p.cacheWrite, p.cacheRead);
+      for (const { prices: p, provider } of ctx.candidates) {
+        // Input tokens may be billed as cache writes or reads, at their own prices; only the messages
+        // format reports 1-hour writes (metering never charges them to a chat-format upstream's answer).
+        const write1h = provider.format === 'messages' ? p.cacheWrite1h : 0;
+        maxInput = Math.max(maxInput, p.input, p.cacheWrite, write1h, p.cacheRead);
         maxOutput = Math.max(maxOutput, p.output);
       }
       const amount = BigInt(Math.ceil(ctx.estimatedInputTokens)) * BigInt(maxInput) +

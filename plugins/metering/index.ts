@@ -5,7 +5,7 @@
 import type { Plugin, PluginEnv, StreamEvent, UpstreamRequest } from '../../lib/plugin.js';
 import type { Offer, Outcome, RequestContext, Usage } from '../../lib/context.js';
 import type { WireFormat } from '../../lib/config-types.js';
-import type { Store } from '../../lib/store/types.js';
+import type { HistoryRow, Store } from '../../lib/store/types.js';
 import { andThen } from '../../lib/maybe-promise.js';
 import { endHold, holdOf, type HoldEnd, type RequestHold } from '../budget-hold/hold.js';
 import { OutputText } from './output-text.js';
@@ -21,7 +21,7 @@ interface Reading {
 }
 
 const KEY = 'metering';
-const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 };
 
 function startReading(ctx: RequestContext, up: UpstreamRequest): Reading {
   // A new attempt replaces the previous one's reading: only the serving attempt is charged.
@@ -37,13 +37,19 @@ function addBodyText(format: WireFormat, body: any, text: OutputText): void {
       const m = c?.message;
       text.add(m?.content);
       text.add(m?.reasoning_content);
-      for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) text.add(t?.function?.arguments);
+      for (const t of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
+        text.addToolCall(t?.function?.name);
+        text.add(t?.function?.arguments);
+      }
     }
   } else {
     for (const b of Array.isArray(body.content) ? body.content : []) {
       text.add(b?.text);
       text.add(b?.thinking);
-      if (b?.type === 'tool_use') text.add(JSON.stringify(b.input ?? {}));
+      if (b?.type === 'tool_use') {
+        text.addToolCall(b.name);
+        text.add(JSON.stringify(b.input ?? {}));
+      }
     }
   }
 }
@@ -59,7 +65,13 @@ function onChatChunk(r: Reading, j: any): void {
     if (!d) continue;
     r.text.add(d.content);
     r.text.add(d.reasoning_content);
-    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) r.text.add(t?.function?.arguments);
+    if (Array.isArray(d.tool_calls)) {
+      for (const t of d.tool_calls) {
+        // A call's first fragment carries its name.
+        if (typeof t?.function?.name === 'string') r.text.addToolCall(t.function.name);
+        r.text.add(t?.function?.arguments);
+      }
+    }
   }
 }
 
@@ -67,6 +79,9 @@ function onMessagesEvent(r: Reading, j: any): void {
   switch (j.type) {
     case 'message_start':
       r.reported = { ...r.reported, ...fromMessagesUsage(j.message?.usage) };
+      break;
+    case 'content_block_start':
+      if (j.content_block?.type === 'tool_use') r.text.addToolCall(j.content_block.name);
       break;
     case 'content_block_delta': {
       const d = j.delta;
@@ -90,14 +105,16 @@ function onMessagesEvent(r: Reading, j: any): void {
  * Those fall back to our input estimate and the tokens of the output text produced.
  */
 function measure(r: Reading, ctx: RequestContext): Usage {
-  const { cacheRead = 0, cacheWrite = 0 } = r.reported;
+  const { cacheRead = 0, cacheWrite1h = 0 } = r.reported;
+  // 1-hour writes are part of all writes: a total below them (an upstream's inconsistency) grows to cover them.
+  const cacheWrite = Math.max(r.reported.cacheWrite ?? 0, cacheWrite1h);
   let { input, output } = r.reported;
   if (input === undefined || (input === 0 && cacheRead === 0 && cacheWrite === 0)) {
     input = Math.max(0, Math.ceil(ctx.estimatedInputTokens) - cacheRead - cacheWrite);
   }
   // Final usage is exact; partial usage (message_start's output) is a floor under the streamed text.
   if (!r.final || !output) output = Math.max(output ?? 0, r.text.tokens());
-  return { input, output, cacheRead, cacheWrite };
+  return { input, output, cacheRead, cacheWrite, cacheWrite1h };
 }
 
 const NOTHING_HELD: HoldEnd = { charged: 0 };
@@ -108,9 +125,15 @@ function chargeFor(usage: Usage, offer: Offer, hold: RequestHold): number {
   return want > BigInt(hold.amount) ? hold.amount : Number(want);
 }
 
+/**
+ * Refused before any upstream call (400, 402, 403, 404, 413, 415, 429…): it costs the client nothing,
+ * so the store bounds how many of a key's refusals get a row of their own (History.recordRefusal).
+ */
+const refused = (ctx: RequestContext) => ctx.attempts.length === 0 && (ctx.status ?? 0) >= 400;
+
 function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usage: Usage, hold: RequestHold | undefined, cost: number): void {
   const auth = ctx.auth!;
-  store.history.record({
+  const row: HistoryRow = {
     requestId: ctx.id,
     time: ctx.receivedAt,
     accountId: auth.accountId,
@@ -128,7 +151,9 @@ function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usag
     latencyMs: performance.now() - ctx.startedAt,
     ttfbMs: ctx.firstByteAt === undefined ? null : ctx.firstByteAt - ctx.startedAt,
     error: ctx.error?.message ?? null,
-  });
+  };
+  if (refused(ctx)) store.history.recordRefusal(row);
+  else store.history.record(row);
 }
 
 export default function metering(env: PluginEnv): Plugin {

@@ -17,7 +17,7 @@ function tokens(v: unknown): number | undefined {
 /** Copy the fields that are present (a later report refines an earlier one). */
 function defined(u: Reported): Reported {
   const out: Reported = {};
-  for (const k of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) if (u[k] !== undefined) out[k] = u[k];
+  for (const k of ['input', 'output', 'cacheRead', 'cacheWrite', 'cacheWrite1h'] as const) if (u[k] !== undefined) out[k] = u[k];
   return out;
 }
 
@@ -33,14 +33,22 @@ export function fromChatUsage(u: any): Reported {
   });
 }
 
-/** Messages format: input_tokens excludes the cache classes. */
+/**
+ * Messages format: input_tokens excludes the cache classes; cache_creation_input_tokens counts all
+ * cache writes, and `cache_creation` splits them into 5-minute and 1-hour ones.
+ */
 export function fromMessagesUsage(u: any): Reported {
   if (!u || typeof u !== 'object') return {};
+  const split = u.cache_creation && typeof u.cache_creation === 'object' ? u.cache_creation : undefined;
+  const write5m = tokens(split?.ephemeral_5m_input_tokens);
+  const write1h = tokens(split?.ephemeral_1h_input_tokens);
   return defined({
     input: tokens(u.input_tokens),
     output: tokens(u.output_tokens),
     cacheRead: tokens(u.cache_read_input_tokens),
-    cacheWrite: tokens(u.cache_creation_input_tokens),
+    // Without the total, the split's sum (a 1-hour write is never lost for want of a total).
+    cacheWrite: tokens(u.cache_creation_input_tokens) ?? (split && (write5m !== undefined || write1h !== undefined) ? (write5m ?? 0) + (write1h ?? 0) : undefined),
+    cacheWrite1h: write1h,
   });
 }
 
@@ -48,8 +56,10 @@ export function fromUsage(format: WireFormat, u: any): Reported {
   return format === 'chat' ? fromChatUsage(u) : fromMessagesUsage(u);
 }
 
-/** Exact cost in nano-USD. */
+/** Exact cost in nano-USD; `cacheWrite1h` is the part of `cacheWrite` at the 1-hour price. */
 export function costOf(u: Usage, p: UnitPrices): bigint {
+  const write1h = Math.min(u.cacheWrite1h, u.cacheWrite);
   return BigInt(u.input) * BigInt(p.input) + BigInt(u.output) * BigInt(p.output) +
-    BigInt(u.cacheRead) * BigInt(p.cacheRead) + BigInt(u.cacheWrite) * BigInt(p.cacheWrite);
+    BigInt(u.cacheRead) * BigInt(p.cacheRead) + BigInt(u.cacheWrite - write1h) * BigInt(p.cacheWrite) +
+    BigInt(write1h) * BigInt(p.cacheWrite1h);
 }

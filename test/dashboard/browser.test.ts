@@ -249,7 +249,7 @@ async function seedBusyAccount(gw: TestGateway): Promise<void> {
           ? [{ listing: `${model}@sim-messages`, outcome: 'failed', status: 529, reason: 'upstream 529', durationMs: 210 }, { listing: `${model}@sim-chat`, outcome: 'failed', reason: 'connect ECONNREFUSED', durationMs: 3 }]
           : [{ listing: `${model}@sim-${model === 'test/claude' ? 'messages' : 'chat'}`, outcome: 'ok', status: 200, durationMs: 300 + output }],
         status: failed ? 'error' : 'ok', httpStatus: failed ? 503 : 200, stream: i % 2 === 0,
-        usage: { input, output, cacheRead: i % 4 === 0 ? 1200 : 0, cacheWrite: 0 },
+        usage: { input, output, cacheRead: i % 4 === 0 ? 1200 : 0, cacheWrite: 0, cacheWrite1h: 0 },
         holdNano: 90_000_000, costNano: failed ? 0 : input * 3000 + output * 15000, latencyMs: 300 + output * 2, ttfbMs: failed ? null : 180,
         error: failed ? 'No offer could serve the request: upstream 529 (test/claude@sim-messages), connect ECONNREFUSED (test/claude@sim-chat)' : null,
       };

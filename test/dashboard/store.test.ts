@@ -99,7 +99,7 @@ t.test('a payment confirmed by another process reaches this process\'s balance, 
 function row(accountId: number, keyId: number, time: number, requestId: string, over: Partial<HistoryRow> = {}): HistoryRow {
   return {
     requestId, time, accountId, keyId, route: 'chat', model: 'test/gpt', listing: 'test/gpt@sim-chat', attempts: [],
-    status: 'ok', httpStatus: 200, stream: false, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+    status: 'ok', httpStatus: 200, stream: false, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
     holdNano: 100, costNano: 40, latencyMs: 12, ttfbMs: 5, error: null, ...over,
   };
 }

@@ -67,6 +67,34 @@ t.test('a chat request is charged exactly its usage at the offer price', async (
   t.same(await checkInvariants(gw.store, { noOpenHolds: true }), []);
 });
 
+t.test('1-hour cache writes at their own price, in both client formats', async (t) => {
+  // test/claude@sim-messages: 3 / 15 / 0.3 / 3.75 $/M and no cache_write_1h: 1-hour writes at 2 × input (6 $/M).
+  const before = await balance();
+  // A prompt long enough to hold the cache writes the simulator reports (a real one cannot cache more than it sent).
+  const prompt = `${'cached context '.repeat(400)}<<sim words=9 cache_write=200 cache_write_1h=300>>`;
+  const m = await post('/v1/messages', { model: 'test/claude', max_tokens: 100, stream: true, messages: [{ role: 'user', content: prompt }] });
+  t.equal(m.status, 200);
+  const start = JSON.parse(/event: message_start\ndata: (.*)/.exec(m.text)![1]).message.usage;
+  t.match(start, { cache_creation_input_tokens: 500, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 300 } });
+  const row = await historyRow(m.requestId);
+  t.same(row.usage, { input: start.input_tokens, output: 9, cacheRead: 0, cacheWrite: 500, cacheWrite1h: 300 });
+  const cost = start.input_tokens * 3000 + 9 * 15000 + 200 * 3750 + 300 * 6000;
+  t.equal(row.costNano, cost);
+  t.ok(row.holdNano >= cost, 'the hold covered the 1-hour writes');
+
+  // A chat client of the same messages upstream: prompt_tokens includes every cache write.
+  const c = await post('/v1/chat/completions', { model: 'test/claude', max_tokens: 100, messages: [{ role: 'user', content: prompt }] });
+  t.equal(c.status, 200);
+  const usage = JSON.parse(c.text).usage;
+  const chatRow = await historyRow(c.requestId);
+  t.equal(usage.prompt_tokens, chatRow.usage.input + 500, 'prompt_tokens = input + all cache writes');
+  t.equal(usage.total_tokens, usage.prompt_tokens + 9);
+  t.same(chatRow.usage, { input: chatRow.usage.input, output: 9, cacheRead: 0, cacheWrite: 500, cacheWrite1h: 300 });
+  t.equal(chatRow.costNano, chatRow.usage.input * 3000 + 9 * 15000 + 200 * 3750 + 300 * 6000);
+  t.equal(before - (await balance()), cost + chatRow.costNano);
+  t.same(await checkInvariants(gw.store, { noOpenHolds: true }), []);
+});
+
 t.test('a messages stream with cache tokens: each class at its own price', async (t) => {
   const before = await balance();
   const r = await post('/v1/messages', { model: 'test/claude', max_tokens: 100, stream: true,
@@ -74,7 +102,7 @@ t.test('a messages stream with cache tokens: each class at its own price', async
   t.equal(r.status, 200);
   const start = JSON.parse(/event: message_start\ndata: (.*)/.exec(r.text)![1]).message.usage;
   const row = await historyRow(r.requestId);
-  t.same(row.usage, { input: start.input_tokens, output: 9, cacheRead: 1000, cacheWrite: 200 });
+  t.same(row.usage, { input: start.input_tokens, output: 9, cacheRead: 1000, cacheWrite: 200, cacheWrite1h: 0 });
   const cost = start.input_tokens * 3000 + 9 * 15000 + 1000 * 300 + 200 * 3750;
   t.equal(row.costNano, cost);
   t.equal(before - (await balance()), cost);
@@ -131,7 +159,13 @@ t.test('concurrent requests against little credit never overspend', async (t) =>
   t.equal(ok + refused.length, 40, 'each request either ran or got 402');
   t.ok(ok > 0 && refused.length > 0, `${ok} ran, ${refused.length} refused`);
   t.match(JSON.parse(refused[0].text), { error: { code: 'insufficient_credit', type: 'insufficient_quota' } });
-  const rows = await Promise.all(replies.map((r) => historyRow(r.requestId)));
+  // Served requests all have rows; of the key's refusals the first 20 of the minute do and the rest
+  // are counted in a summary row (see History.recordRefusal). Refusals cost nothing either way.
+  const rows = await Promise.all(replies.filter((r) => r.status === 200).map((r) => historyRow(r.requestId)));
+  for (const r of refused) await gw.gateway.requestFinished(r.requestId);
+  const all = await store.history.list(account.id, { limit: 100 });
+  const notRecorded = all.reduce((n, r) => n + (r.notRecorded ?? 0), 0);
+  t.equal(all.filter((r) => r.httpStatus === 402).length + notRecorded, refused.length, 'every refusal recorded or counted');
   const spent = rows.reduce((n, r) => n + r.costNano, 0);
   const left = (await store.ledger.balance(account.id)).balance;
   t.ok(left >= 0, `balance ${left} ≥ 0: overspend 0`);

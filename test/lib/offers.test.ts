@@ -47,11 +47,12 @@ t.test('more than 3 decimals is refused', async (t) => {
 });
 
 t.test('cache prices default to the input price', async (t) => {
-  t.same(unitPrices({ input: 3, output: 15 }), { input: 3000, output: 15_000, cacheRead: 3000, cacheWrite: 3000 });
-  t.same(unitPrices({ input: 3, output: 15, cache_read: 0.3 }), { input: 3000, output: 15_000, cacheRead: 300, cacheWrite: 3000 });
-  t.same(unitPrices({ input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }), { input: 3000, output: 15_000, cacheRead: 300, cacheWrite: 3750 });
-  t.same(unitPrices({ input: 3, output: 15, cache_read: 0 }), { input: 3000, output: 15_000, cacheRead: 0, cacheWrite: 3000 }, 'a zero cache price is kept');
+  t.same(unitPrices({ input: 3, output: 15 }), { input: 3000, output: 15_000, cacheRead: 3000, cacheWrite: 3000, cacheWrite1h: 6000 });
+  t.same(unitPrices({ input: 3, output: 15, cache_read: 0.3 }), { input: 3000, output: 15_000, cacheRead: 300, cacheWrite: 3000, cacheWrite1h: 6000 });
+  t.same(unitPrices({ input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }), { input: 3000, output: 15_000, cacheRead: 300, cacheWrite: 3750, cacheWrite1h: 6000 });
+  t.same(unitPrices({ input: 3, output: 15, cache_read: 0 }), { input: 3000, output: 15_000, cacheRead: 0, cacheWrite: 3000, cacheWrite1h: 6000 }, 'a zero cache price is kept');
 });
+
 
 const config = (extra: (c: any) => void = () => {}) => {
   const c: any = {
@@ -85,7 +86,7 @@ t.test('resolveOffers groups by model, resolves prices, ceilings and features', 
   t.equal(a1.listing, 'a1');
   t.equal(a1.upstreamModel, 'up-a1');
   t.equal(a1.model.id, 'm/a');
-  t.same(a1.prices, { input: 300, output: 1200, cacheRead: 300, cacheWrite: 300 });
+  t.same(a1.prices, { input: 300, output: 1200, cacheRead: 300, cacheWrite: 300, cacheWrite1h: 600 });
   t.equal(a1.maxOutputTokens, 8000, 'no offer ceiling: the model maximum');
   t.equal(a1.subscription, false);
   t.same(a1.supports, { tools: true, images: true, reasoning: true, json_schema: true });
@@ -115,4 +116,15 @@ t.test('a simulated provider without a running simulator is a clear error', asyn
     });
   t.throws(() => resolveOffers(onlySim('messages')), /provider sim is simulated but no simulator is running/, 'messages format');
   t.throws(() => resolveOffers(onlySim('chat')), /provider sim is simulated but no simulator is running/, 'chat format');
+});
+
+t.test('1-hour cache writes: their own price, else 2 × input (the vendor\'s rate), never below the 5-minute price', async (t) => {
+  t.equal(unitPrices({ input: 3, output: 15, cache_write: 3.75, cache_write_1h: 6.5 }).cacheWrite1h, 6500);
+  t.equal(unitPrices({ input: 3, output: 15, cache_write_1h: 0 }).cacheWrite1h, 0, 'a zero price is kept');
+  t.equal(unitPrices({ input: 3, output: 15, cache_write: 3.75 }).cacheWrite1h, 6000);
+  t.equal(unitPrices({ input: 1, output: 15, cache_write: 3.75 }).cacheWrite1h, 3750, 'a 5-minute price above 2 × input');
+  t.equal(unitPrices({ input: 0.001, output: 1 }).cacheWrite1h, 2, 'exact at the smallest price');
+  const cfg = config((c) => (c.offers[0].price = { input: 3, output: 15, cache_write_1h: 6.123 }));
+  t.equal(resolveOffers(cfg, 'http://127.0.0.1:1').get('m/a')![0].prices.cacheWrite1h, 6123, 'the config field is accepted');
+  t.throws(() => config((c) => (c.offers[0].price = { input: 3, output: 15, cache_write_1h: 6.1234 })), 'at most 3 decimals');
 });

@@ -79,9 +79,9 @@ async function requestsPage(ctx: AccountContext): Promise<void> {
         <thead><tr><th>Time (UTC)</th><th>Request id · key</th><th>Model · offer</th><th>Status</th><th class="num">Tokens in / out</th><th class="num">Cost</th><th class="num">Latency</th></tr></thead>
         <tbody>${rows.map((r) => html`<tr data-request-id="${r.requestId}">
           <td class="nowrap">${timeOfDay(r.time)}<div class="sub">${isoDay(r.time)}</div></td>
-          <td class="nowrap"><a href="/dashboard/requests/${r.requestId}" class="mono">${r.requestId}</a><div class="sub">${names.get(r.keyId) ?? `key #${r.keyId}`}</div></td>
+          <td class="nowrap">${r.notRecorded ? html`<span class="mono">${r.requestId}</span>` : html`<a href="/dashboard/requests/${r.requestId}" class="mono">${r.requestId}</a>`}<div class="sub">${names.get(r.keyId) ?? `key #${r.keyId}`}</div></td>
           <td class="nowrap">${r.model ?? html`<span class="muted">—</span>`}${r.listing && html`<div class="sub">${r.listing}</div>`}</td>
-          <td>${statusBadge(r)}</td>
+          <td>${statusBadge(r)}${r.notRecorded && html`<div class="sub" data-testid="not-recorded">${r.error}</div>`}</td>
           <td class="num nowrap">${count(r.usage.input + r.usage.cacheRead + r.usage.cacheWrite)} / ${count(r.usage.output)}</td>
           <td class="num">${usd(r.costNano)}</td>
           <td class="num nowrap">${milliseconds(r.latencyMs)}</td>
@@ -124,7 +124,7 @@ async function requestDetail(ctx: AccountContext): Promise<void> {
           <dt>Input</dt><dd class="num">${count(u.input)}</dd>
           <dt>Output</dt><dd class="num">${count(u.output)}</dd>
           <dt>Cache read</dt><dd class="num">${count(u.cacheRead)}</dd>
-          <dt>Cache write</dt><dd class="num">${count(u.cacheWrite)}</dd>
+          <dt>Cache write</dt><dd class="num">${count(u.cacheWrite)}${u.cacheWrite1h > 0 ? html` <span class="sub">(1 hour: ${count(u.cacheWrite1h)})</span>` : ''}</dd>
           <dt>Hold</dt><dd class="num">${usd(row.holdNano)}</dd>
           <dt>Cost</dt><dd class="num"><strong data-testid="cost">${usd(row.costNano)}</strong></dd>
         </dl>

@@ -36,8 +36,17 @@ export const BATCH_SQL = {
   // OR IGNORE: a duplicated request id must never fail the batch (and with it every later write).
   insertHistory: `INSERT OR IGNORE INTO request_history (request_id, time, account_id, key_id, route, model,
     listing, attempts, status, http_status, stream, input_tokens, output_tokens, cache_read_tokens,
-    cache_write_tokens, hold, cost, latency_ms, ttfb_ms, error)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    cache_write_tokens, cache_write_1h_tokens, hold, cost, latency_ms, ttfb_ms, error)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  // A key's refusals past the first few of a minute: one summary row per key and minute, counting them.
+  countRefusals: `INSERT INTO request_history (request_id, time, account_id, key_id, route, attempts, status, stream,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, hold, cost, latency_ms, not_recorded)
+    VALUES (?, ?, ?, ?, ?, '[]', 'error', 0, 0, 0, 0, 0, 0, 0, 0, ?)
+    ON CONFLICT (request_id) DO UPDATE SET not_recorded = not_recorded + excluded.not_recorded`,
+  // History past its retention, oldest first, at most 2000 rows per batch: only the first 2000 rows by
+  // rowid (about insertion order) are looked at, so a batch never scans the table.
+  pruneHistory: `DELETE FROM request_history WHERE rowid IN (SELECT rowid FROM
+    (SELECT rowid, time FROM request_history ORDER BY rowid LIMIT 2000) WHERE time < ?)`,
   touchKey: 'UPDATE api_keys SET last_used_at = ? WHERE id = ?',
 } as const;
 
@@ -51,7 +60,7 @@ export type BatchParam = string | number | null;
 export type Batch = Record<BatchStatement, BatchParam[]>;
 
 export function newBatch(): Batch {
-  return { insertHold: [], endHold: [], insertCharge: [], addBalance: [], addSpend: [], insertHistory: [], touchKey: [] };
+  return { insertHold: [], endHold: [], insertCharge: [], addBalance: [], addSpend: [], insertHistory: [], countRefusals: [], pruneHistory: [], touchKey: [] };
 }
 
 /**

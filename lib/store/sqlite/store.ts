@@ -32,6 +32,8 @@ export interface SqliteStoreOptions {
   maxUnwrittenRows?: number;
   /** Hold the file's lock (see lock.ts) until close: the serving gateway. */
   exclusive?: boolean;
+  /** Delete history older than this in the background (the serving gateway); absent: never. */
+  historyRetentionMs?: number;
 }
 
 /** How often the writer thread folds the WAL into the database file. */
@@ -60,6 +62,8 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const changes = new ChangeWatcher(db);
   const ledger = new SqliteLedger(db, batcher, changes, months, owner);
+  const history = new SqliteHistory(db, batcher);
+  if (opts.historyRetentionMs !== undefined) history.startPruning(opts.historyRetentionMs, opts.clock);
   let closed: Promise<void> | undefined;
 
   return {
@@ -67,7 +71,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     keys: new SqliteApiKeys(db, batcher, changes, months),
     routing: new SqliteRouting(db, changes),
     ledger,
-    history: new SqliteHistory(db, batcher),
+    history,
     sessions: new SqliteSessions(db, months),
     payments: new SqlitePayments(db, ledger, months),
     location: db.name,
@@ -83,6 +87,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     close() {
       closed ??= (async () => {
         ledger.releaseAll();
+        history.stopPruning();
         try {
           await batcher.close();
           await writer?.close();

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { operatorCommands } from '../../../lib/commands/index.js';
 import type { CommandIo } from '../../../lib/commands/types.js';
 import { main } from '../../../lib/cli.js';
+import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/sqlite/refusal-counts.js';
 import { openStore } from '../../../lib/store/index.js';
 import type { Store } from '../../../lib/store/types.js';
 import { checkInvariants } from '../../helpers/invariants.js';
@@ -182,7 +183,7 @@ t.test('requests show / list', async (t) => {
     store.history.record({
       requestId: `req_${i}`, time: Date.UTC(2025, 0, 1, 0, 0, i), accountId: 1, keyId: key.id, route: 'chat', model: 'test/gpt',
       listing: 'test/gpt@sim-chat', attempts: [{ listing: 'test/gpt@sim-chat', outcome: 'ok', status: 200, durationMs: 31.6 }],
-      status: 'ok', httpStatus: 200, stream: i === 1, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+      status: 'ok', httpStatus: 200, stream: i === 1, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
       holdNano: 1_000_000, costNano: 75_000, latencyMs: 40.2, ttfbMs: 12.7, error: null,
     });
   }
@@ -198,6 +199,24 @@ t.test('requests show / list', async (t) => {
   t.same(list.value.map((r: any) => r.requestId), ['req_2', 'req_1'], 'newest first');
   t.match(list.out, /TIME\s+REQUEST[\s\S]*req_2[\s\S]*req_1/);
   t.match(await run(['requests', 'list', '--account', 'a@example.com', '--limit', '0']), { code: 1, error: /positive integer/ });
+});
+
+t.test('requests list shows the refusals a key\'s summary row counts', async (t) => {
+  const { run, config } = setup(t);
+  await run(['accounts', 'create', '--email', 'a@example.com']);
+  const store = openStore(config);
+  const { key } = await store.keys.create({ accountId: 1, name: 'k' });
+  for (let i = 0; i < REFUSALS_RECORDED_PER_MINUTE + 7; i++) {
+    store.history.recordRefusal({
+      requestId: `req_${i}`, time: Date.now(), accountId: 1, keyId: key.id, route: 'chat', model: null, listing: null, attempts: [],
+      status: 'error', httpStatus: 400, stream: false, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
+      holdNano: 0, costNano: 0, latencyMs: 0.2, ttfbMs: null, error: 'Invalid JSON body',
+    });
+  }
+  await store.close();
+  const list = await run(['requests', 'list', '--account', 'a@example.com', '--limit', '100']);
+  t.equal(list.value.length, REFUSALS_RECORDED_PER_MINUTE + 1);
+  t.match(list.out, /error: 7 more refused requests of this key in this minute not recorded/);
 });
 
 t.test('through the command line entry point, with a config file', async (t) => {

@@ -174,7 +174,8 @@ t.test('fault=no_usage: no usage chunk or field on chat, zeros on messages', asy
   t.notOk('usage' in whole, 'no usage field');
   const messages = await raw('messages', messagesBody('fault=no_usage', { stream: true }));
   const delta = JSON.parse(messages.events.find((e) => e.event === 'message_delta')!.data);
-  t.same(delta.usage, { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
+  t.same(delta.usage, { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 0 });
   const msg = await anthropic.messages.create(messagesBody('fault=no_usage'));
   t.equal(msg.usage.output_tokens, 0);
 });

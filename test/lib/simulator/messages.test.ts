@@ -41,7 +41,8 @@ t.test('non-stream message: words, usage, ids, recorded request', async (t) => {
   t.equal(block.type === 'text' && block.text.split(' ').length, 12);
   const input = simulatedInputTokens(body, 'messages');
   t.equal(input, Math.ceil('Be brief.Hello there'.length / 4));
-  t.same(msg.usage, { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 12 });
+  t.same(msg.usage, { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 12 });
   t.equal(sim.received.length, 1);
   t.same(sim.received[0].body, body);
   t.ok(sim.received[0].headers['anthropic-version'], 'the SDK sent its version header');
@@ -60,7 +61,8 @@ t.test('stream: event order, ping, cumulative usage; the SDK assembles the same 
   t.same(JSON.parse(events.at(-2)!.data), {
     type: 'message_delta',
     delta: { stop_reason: 'end_turn', stop_sequence: null },
-    usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 4 },
+    usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 4 },
   });
 
   const final = await client.messages.stream(body as Anthropic.MessageCreateParams).finalMessage();
@@ -165,6 +167,9 @@ t.test('cache usage and stop directives', async (t) => {
     messages: [{ role: 'user', content: '<<sim cache_read=300 cache_write=50 stop=stop_sequence>>' }],
   });
   t.match(msg.usage, { cache_read_input_tokens: 300, cache_creation_input_tokens: 50 });
+  const split = await client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: '<<sim cache_write=50 cache_write_1h=70>>' }] });
+  t.match(split.usage, { cache_creation_input_tokens: 120, cache_creation: { ephemeral_5m_input_tokens: 50, ephemeral_1h_input_tokens: 70 } },
+    'cache_write_1h: 1-hour writes, in the total and the split');
   t.equal(msg.stop_reason, 'stop_sequence');
   t.equal(msg.stop_sequence, 'END');
 

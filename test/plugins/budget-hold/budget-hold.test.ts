@@ -9,9 +9,10 @@ import { checkInvariants } from '../../helpers/invariants.js';
 import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
 
 const USD = 1_000_000_000;
-// Max input price 4 $/M (4000 nano/token) from one offer, max output 16 $/M (16000) from another.
+// Max input price 4 $/M (4000 nano/token) from one offer, max output 16 $/M (16000) from another
+// (1-hour cache writes priced as input here; their own default is tested below).
 const offers = [
-  testOffer('m@cheap', 'messages', { input: 3, output: 16 }),
+  testOffer('m@cheap', 'messages', { input: 3, output: 16, cache_write_1h: 3 }),
   testOffer('m@dear', 'chat', { input: 4, output: 12 }),
 ];
 
@@ -53,13 +54,28 @@ t.test('the hold is estimated input × max input price + output budget × max ou
 t.test('input is priced at the dearest of input, cache write and cache read: the hold stays an upper bound', async (t) => {
   const { plugin, ctxFor } = await setup(t, 1 * USD);
   const cached = [
-    testOffer('m@write', 'messages', { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }),
+    testOffer('m@write', 'messages', { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 3.9 }),
     testOffer('m@read', 'chat', { input: 1, output: 4, cache_read: 2 }),
   ];
   const ctx = ctxFor({ candidates: cached });
   await plugin.onRequest!(ctx);
-  t.equal(holdOf(ctx)!.amount, 1000 * 3750 + 500 * 15000, 'a prompt written to the cache at 3.75 $/M');
+  t.equal(holdOf(ctx)!.amount, 1000 * 3900 + 500 * 15000, 'a prompt written to the 1-hour cache at 3.9 $/M');
   await plugin.onDone!(ctx, 'error');
+});
+
+t.test('1-hour cache writes: their price covers the hold, at 2× input when the config has none', async (t) => {
+  const { plugin, ctxFor } = await setup(t, 1 * USD);
+  const hold = async (candidates: typeof offers) => {
+    const ctx = ctxFor({ candidates });
+    await plugin.onRequest!(ctx);
+    await plugin.onDone!(ctx, 'error');
+    return holdOf(ctx)!.amount;
+  };
+  t.equal(await hold([testOffer('m@w', 'messages', { input: 3, output: 15, cache_write: 3.75 })]), 1000 * 6000 + 500 * 15000,
+    'no cache_write_1h: the vendor\'s 2 × input');
+  t.equal(await hold([testOffer('m@w', 'messages', { input: 3, output: 15, cache_write: 3.75, cache_write_1h: 7 })]), 1000 * 7000 + 500 * 15000);
+  t.equal(await hold([testOffer('m@c', 'chat', { input: 3, output: 15, cache_write: 3.75 })]), 1000 * 3750 + 500 * 15000,
+    'a chat-format upstream reports no 1-hour writes: its hold is not raised for them');
 });
 
 t.test('a hold whose release fails stays open for the next try', async (t) => {
