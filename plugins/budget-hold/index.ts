@@ -45,6 +45,29 @@ function refusalError(ctx: RequestContext, r: ReserveRefusal): GatewayError {
   }
 }
 
+const oneHourTtl = (c: any) => c !== null && typeof c === 'object' && c.ttl === '1h';
+
+/** Content blocks (or parts) of a message, a system prompt or a tool result: a list, or a string without any. */
+const blocksOf = (v: any): any[] => (Array.isArray(v) ? v : []);
+
+/**
+ * Whether any cache_control of the request (top level, system, tools, message blocks, tool results'
+ * blocks, in either format) asks for the 1-hour TTL: the only way an answer bills 1-hour writes.
+ */
+export function asksOneHourCache(body: Record<string, any>): boolean {
+  if (oneHourTtl(body.cache_control)) return true;
+  for (const b of blocksOf(body.system)) if (oneHourTtl(b?.cache_control)) return true;
+  for (const tool of blocksOf(body.tools)) if (oneHourTtl(tool?.cache_control)) return true;
+  for (const m of blocksOf(body.messages)) {
+    if (oneHourTtl(m?.cache_control)) return true;
+    for (const b of blocksOf(m?.content)) {
+      if (oneHourTtl(b?.cache_control)) return true;
+      for (const inner of blocksOf(b?.content)) if (oneHourTtl(inner?.cache_control)) return true;
+    }
+  }
+  return false;
+}
+
 export default function budgetHold(env: PluginEnv): Plugin {
   const store = env.store as Store;
   return {
@@ -53,10 +76,12 @@ export default function budgetHold(env: PluginEnv): Plugin {
     onRequest(ctx: RequestContext) {
       if ((ctx.route !== 'chat' && ctx.route !== 'messages') || !ctx.auth || ctx.candidates.length === 0) return;
       let maxInput = 0, maxOutput = 0;
+      const oneHour = asksOneHourCache(ctx.body);
       for (const { prices: p, provider } of ctx.candidates) {
-        // Input tokens may be billed as cache writes or reads, at their own prices; only the messages
-        // format reports 1-hour writes (metering never charges them to a chat-format upstream's answer).
-        const write1h = provider.format === 'messages' ? p.cacheWrite1h : 0;
+        // Input tokens may be billed as cache writes or reads, at their own prices. 1-hour writes
+        // happen only when the request asks for that TTL, and only the messages format reports them
+        // (metering never charges them to a chat-format upstream's answer).
+        const write1h = oneHour && provider.format === 'messages' ? p.cacheWrite1h : 0;
         maxInput = Math.max(maxInput, p.input, p.cacheWrite, write1h, p.cacheRead);
         maxOutput = Math.max(maxOutput, p.output);
       }

@@ -72,7 +72,9 @@ t.test('1-hour cache writes at their own price, in both client formats', async (
   const before = await balance();
   // A prompt long enough to hold the cache writes the simulator reports (a real one cannot cache more than it sent).
   const prompt = `${'cached context '.repeat(400)}<<sim words=9 cache_write=200 cache_write_1h=300>>`;
-  const m = await post('/v1/messages', { model: 'test/claude', max_tokens: 100, stream: true, messages: [{ role: 'user', content: prompt }] });
+  // The vendor writes to the 1-hour cache only when the request asks for that TTL.
+  const content = [{ type: 'text', text: prompt, cache_control: { type: 'ephemeral', ttl: '1h' } }];
+  const m = await post('/v1/messages', { model: 'test/claude', max_tokens: 100, stream: true, messages: [{ role: 'user', content }] });
   t.equal(m.status, 200);
   const start = JSON.parse(/event: message_start\ndata: (.*)/.exec(m.text)![1]).message.usage;
   t.match(start, { cache_creation_input_tokens: 500, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 300 } });
@@ -83,7 +85,7 @@ t.test('1-hour cache writes at their own price, in both client formats', async (
   t.ok(row.holdNano >= cost, 'the hold covered the 1-hour writes');
 
   // A chat client of the same messages upstream: prompt_tokens includes every cache write.
-  const c = await post('/v1/chat/completions', { model: 'test/claude', max_tokens: 100, messages: [{ role: 'user', content: prompt }] });
+  const c = await post('/v1/chat/completions', { model: 'test/claude', max_tokens: 100, messages: [{ role: 'user', content }] });
   t.equal(c.status, 200);
   const usage = JSON.parse(c.text).usage;
   const chatRow = await historyRow(c.requestId);

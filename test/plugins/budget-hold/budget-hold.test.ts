@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
 import type { StoreOptions } from '../../../lib/store/index.js';
-import budgetHold from '../../../plugins/budget-hold/index.js';
+import budgetHold, { asksOneHourCache } from '../../../plugins/budget-hold/index.js';
 import { holdOf } from '../../../plugins/budget-hold/hold.js';
 import { GatewayError } from '../../../lib/errors.js';
 import type { RequestContext } from '../../../lib/context.js';
@@ -9,6 +9,8 @@ import { checkInvariants } from '../../helpers/invariants.js';
 import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
 
 const USD = 1_000_000_000;
+/** A request that asks for the 1-hour cache TTL. */
+const ONE_HOUR = { messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }] }] };
 // Max input price 4 $/M (4000 nano/token) from one offer, max output 16 $/M (16000) from another
 // (1-hour cache writes priced as input here; their own default is tested below).
 const offers = [
@@ -57,7 +59,7 @@ t.test('input is priced at the dearest of input, cache write and cache read: the
     testOffer('m@write', 'messages', { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 3.9 }),
     testOffer('m@read', 'chat', { input: 1, output: 4, cache_read: 2 }),
   ];
-  const ctx = ctxFor({ candidates: cached });
+  const ctx = ctxFor({ candidates: cached, body: ONE_HOUR });
   await plugin.onRequest!(ctx);
   t.equal(holdOf(ctx)!.amount, 1000 * 3900 + 500 * 15000, 'a prompt written to the 1-hour cache at 3.9 $/M');
   await plugin.onDone!(ctx, 'error');
@@ -65,8 +67,8 @@ t.test('input is priced at the dearest of input, cache write and cache read: the
 
 t.test('1-hour cache writes: their price covers the hold, at 2× input when the config has none', async (t) => {
   const { plugin, ctxFor } = await setup(t, 1 * USD);
-  const hold = async (candidates: typeof offers) => {
-    const ctx = ctxFor({ candidates });
+  const hold = async (candidates: typeof offers, body: Record<string, any> = ONE_HOUR) => {
+    const ctx = ctxFor({ candidates, body });
     await plugin.onRequest!(ctx);
     await plugin.onDone!(ctx, 'error');
     return holdOf(ctx)!.amount;
@@ -76,6 +78,22 @@ t.test('1-hour cache writes: their price covers the hold, at 2× input when the 
   t.equal(await hold([testOffer('m@w', 'messages', { input: 3, output: 15, cache_write: 3.75, cache_write_1h: 7 })]), 1000 * 7000 + 500 * 15000);
   t.equal(await hold([testOffer('m@c', 'chat', { input: 3, output: 15, cache_write: 3.75 })]), 1000 * 3750 + 500 * 15000,
     'a chat-format upstream reports no 1-hour writes: its hold is not raised for them');
+  t.equal(await hold([testOffer('m@w', 'messages', { input: 3, output: 15, cache_write: 3.75 })], { messages: [{ role: 'user', content: 'hi' }] }),
+    1000 * 3750 + 500 * 15000, 'a request that asks for no 1-hour TTL cannot be billed 1-hour writes');
+});
+
+t.test('asksOneHourCache finds the 1-hour TTL wherever a cache_control may be', async (t) => {
+  const c = { cache_control: { type: 'ephemeral', ttl: '1h' } };
+  const cases: Record<string, any> = {
+    'top level': { ...c, messages: [] },
+    system: { system: [{ type: 'text', text: 's', ...c }], messages: [] },
+    tools: { tools: [{ name: 'f', input_schema: {}, ...c }], messages: [] },
+    'message block': { messages: [{ role: 'user', content: [{ type: 'text', text: 'x', ...c }] }] },
+    'tool result block': { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'x', ...c }] }] }] },
+    'chat content part': { messages: [{ role: 'user', content: [{ type: 'text', text: 'x', ...c }] }] },
+  };
+  for (const [name, body] of Object.entries(cases)) t.ok(asksOneHourCache(body), name);
+  t.notOk(asksOneHourCache({ messages: [{ role: 'user', content: [{ type: 'text', text: 'ttl 1h', cache_control: { type: 'ephemeral', ttl: '5m' } }] }], system: 'x' }));
 });
 
 t.test('a hold whose release fails stays open for the next try', async (t) => {

@@ -80,7 +80,7 @@ t.test('messages body: every token class at its own price', async (t) => {
   const cost = 100 * 3000 + 50 * 15000 + 1000 * 300 + 200 * 3750;
   t.equal(await s.spent(), cost);
   t.same(ctx.usage, { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200, cacheWrite1h: 0 });
-  t.match(row, { costNano: cost, holdNano: 2000 * 6000 + 1000 * 15000, status: 'ok', httpStatus: 200, listing: 'm@messages',
+  t.match(row, { costNano: cost, holdNano: 2000 * 3750 + 1000 * 15000, status: 'ok', httpStatus: 200, listing: 'm@messages',
     usage: { input: 100, output: 50, cacheRead: 1000, cacheWrite: 200, cacheWrite1h: 0 }, stream: false, error: null, ttfbMs: 12 });
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
 });
@@ -243,7 +243,7 @@ t.test('absurd or negative upstream numbers are clamped; the charge never exceed
     usage: { input_tokens: -50, output_tokens: 1e15, cache_read_input_tokens: 'lots', cache_creation_input_tokens: null },
   });
   t.same(ctx.usage, { input: 2000, output: 100_000_000, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 }, 'a negative input is clamped, then estimated');
-  const holdAmount = 2000 * 6000 + 1000 * 15000; // input at the 1-hour cache-write price (2 × input by default)
+  const holdAmount = 2000 * 3750 + 1000 * 15000; // input at the cache-write price (the request asks for no 1-hour TTL)
   t.equal(row!.costNano, holdAmount, 'charged exactly the hold');
   t.equal(await s.spent(), holdAmount);
   const neg = await s.whole(chatOffer, { usage: { prompt_tokens: 10, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 50 } } });
@@ -355,7 +355,7 @@ t.test('a ledger that answers with promises: the same hold, charge and history r
   const reserving = s.hold.onRequest!(ctx);
   t.ok(reserving instanceof Promise, 'budget-hold waits for the reserve');
   await reserving;
-  t.equal(holdOf(ctx)!.amount, 2000 * 6000 + 1000 * 15000);
+  t.equal(holdOf(ctx)!.amount, 2000 * 3750 + 1000 * 15000);
   s.meter.onResponseBody!(ctx, { usage: { input_tokens: 100, output_tokens: 50 } }, s.up(messagesOffer));
   s.commit(ctx, messagesOffer);
   const settling = s.meter.onDone!(ctx, 'ok');
