@@ -7,7 +7,7 @@ import { hrtime } from 'node:process';
 import { createContext } from '../lib/context.js';
 import type { PluginEnv } from '../lib/plugin.js';
 import { estimateInputTokens } from '../lib/tokens.js';
-import schemaCheck, { MAX_CONTENT_PARTS, MAX_MESSAGES, MAX_TOOLS } from '../plugins/schema-check/index.js';
+import schemaCheck, { MAX_CONTENT_PARTS, MAX_JSON_VALUES, MAX_MESSAGES, MAX_TOOLS } from '../plugins/schema-check/index.js';
 
 const BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -60,10 +60,11 @@ export const worstBodies: WorstBody[] = [
     },
   },
   {
-    name: 'one tool whose schema has ~10 MB of tiny values (no count limit applies)',
+    name: `one tool whose schema has ${MAX_JSON_VALUES} tiny values (the value limit)`,
     build: (seed) => {
       const properties: Record<string, unknown> = {};
-      for (let i = 0; i < 330_000; i++) properties[`p${seed}_${i}`] = { type: 'integer' };
+      // Each property counts twice (its object and the comma before the next).
+      for (let i = 0; i < MAX_JSON_VALUES / 2 - 10; i++) properties[`p${seed}_${i}`] = { type: 'integer' };
       return Buffer.from(JSON.stringify({ model: 'm', max_tokens: 10, tools: [{ name: 't', input_schema: { type: 'object', properties } }], messages: [{ role: 'user', content: 'hi' }] }));
     },
   },

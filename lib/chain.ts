@@ -14,6 +14,7 @@ import type { Breakers } from './breaker.js';
 import { SseEventTooLarge, SseParser, formatEvent } from './sse.js';
 import { classifyEvent, credentialHeaders, endsStream, eventErrorMessage, isErrorBody, upstreamErrorMessage, upstreamPath } from './wire.js';
 import { Scrubber } from './scrub.js';
+import { HEAVY_BODY_BYTES, heavyWork } from './take-turns.js';
 import type { Logger } from './log.js';
 
 /**
@@ -142,8 +143,11 @@ export class Chain {
         }
       }
       if (readBody) ctx.rawBody = await readBody();
+      // A large body's hooks (parse, validation, estimate) each wait for a turn of their own.
+      const heavy = ctx.rawBody.length >= HEAVY_BODY_BYTES;
       for (const p of this.plugins) {
         if (p.onRequest) {
+          if (heavy) await heavyWork.turn();
           const r = p.onRequest(ctx);
           if (r) await r;
         }

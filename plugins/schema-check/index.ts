@@ -6,12 +6,12 @@ import { GatewayError, badRequest } from '../../lib/errors.js';
 import { createBodyValidator } from './validate.js';
 import { summarize, type ValidationProblem } from './problems.js';
 import { findJsonSyntaxError } from './json-error.js';
-import { checkCounts } from './limits.js';
+import { checkCounts, checkValueCount } from './limits.js';
 
 export { createBodyValidator, type BodyValidator } from './validate.js';
 export type { ValidationProblem } from './problems.js';
 export type { BodyRoute } from './schemas.js';
-export { MAX_CONTENT_PARTS, MAX_MESSAGES, MAX_TOOLS } from './limits.js';
+export { MAX_CONTENT_PARTS, MAX_JSON_VALUES, MAX_MESSAGES, MAX_TOOLS } from './limits.js';
 
 /** `application/json`, with or without parameters such as charset; media types ignore case. */
 const JSON_MEDIA_TYPE = /^\s*application\/json\s*(?:;|$)/i;
@@ -23,6 +23,7 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
     onRequest(ctx: RequestContext) {
       if (ctx.route === 'models') return;
       checkContentType(ctx.req.headers['content-type']);
+      checkValueCount(ctx.rawBody);
       const body = parseBody(ctx.rawBody);
       checkCounts(body);
       const problems = validateBody(ctx.route, body);

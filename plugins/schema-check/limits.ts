@@ -33,3 +33,41 @@ export function checkCounts(body: Record<string, any>): void {
 function tooMany(field: string, limit: number, what: string, got: number): GatewayError {
   return new GatewayError(400, 'invalid_request_error', 'array_above_max_length', `${field}: at most ${limit} ${what} per request (got ${got}).`, { param: field });
 }
+
+/**
+ * JSON values in one body. Parsing is the one step that cannot be split: 10 MB of tiny values
+ * (330,000 one-property schemas) took JSON.parse about half a second, against 50 ms for 10 MB of
+ * text. Counted from the raw bytes before parsing, so such a body costs a scan, not a parse.
+ */
+export const MAX_JSON_VALUES = 100_000;
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, OPEN_ARRAY = 0x5b, COMMA = 0x2c;
+
+/**
+ * Containers and comma-separated members outside strings: at least the number of values less the
+ * scalars that stand alone in their container (one per container), so at least half of them.
+ */
+export function jsonValuesAtLeast(raw: Uint8Array, stopAbove: number): number {
+  let n = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) inString = true;
+    else if (b === COMMA || b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      if (++n > stopAbove) return n;
+    }
+  }
+  return n;
+}
+
+/** The 400 for a body with more values than MAX_JSON_VALUES, before it is parsed. */
+export function checkValueCount(raw: Uint8Array): void {
+  if (raw.length <= MAX_JSON_VALUES) return; // every value takes at least a byte
+  if (jsonValuesAtLeast(raw, MAX_JSON_VALUES) > MAX_JSON_VALUES) {
+    throw new GatewayError(400, 'invalid_request_error', 'too_many_values',
+      `The request body has more than ${MAX_JSON_VALUES} JSON values (objects, arrays, members); send a smaller request.`);
+  }
+}

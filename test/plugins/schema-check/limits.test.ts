@@ -3,7 +3,8 @@
 import t, { type Test } from 'tap';
 import { fakeCtx, check } from './fake-ctx.js';
 import { errorBody } from '../../../lib/errors.js';
-import { MAX_CONTENT_PARTS, MAX_MESSAGES, MAX_TOOLS } from '../../../plugins/schema-check/index.js';
+import { MAX_CONTENT_PARTS, MAX_JSON_VALUES, MAX_MESSAGES, MAX_TOOLS } from '../../../plugins/schema-check/index.js';
+import { jsonValuesAtLeast } from '../../../plugins/schema-check/limits.js';
 
 const chatTool = (i: number) => ({ type: 'function', function: { name: `tool_${i}` } });
 const messagesTool = (i: number) => ({ name: `tool_${i}`, input_schema: { type: 'object' } });
@@ -60,4 +61,23 @@ t.test('messages: system blocks and tool results count as content parts', async 
   t.match(r?.wire.error.message, `messages[0].content: at most ${MAX_CONTENT_PARTS} content parts per request (got ${MAX_CONTENT_PARTS + 1}).`);
   const sys = await refusal(t, 'messages', { ...at, system: parts(MAX_CONTENT_PARTS + 1) });
   t.equal(sys?.err.param, 'system');
+});
+
+t.test('JSON values: counted from the raw bytes before parsing; past the limit 400 too_many_values', async (t) => {
+  // Each property counts twice (its object and the comma before the next one).
+  const schema = (n: number) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: 'integer' }])) });
+  const withSchema = (n: number) => bodies.messages({ tools: [{ name: 't', input_schema: schema(n) }] });
+  t.equal(await check(fakeCtx('messages', withSchema(MAX_JSON_VALUES / 2 - 100))), undefined, 'under the limit: accepted');
+  const r = await refusal(t, 'messages', withSchema(MAX_JSON_VALUES / 2 + 100));
+  t.equal(r?.err.code, 'too_many_values');
+  t.match(r?.err.message, `more than ${MAX_JSON_VALUES} JSON values`);
+  // Commas, brackets and escaped quotes inside strings are text, not values.
+  const text = `a,b[c{d\\"e,`.repeat(MAX_JSON_VALUES);
+  t.equal(await check(fakeCtx('chat', bodies.chat({ messages: [{ role: 'user', content: text }] }))), undefined, 'punctuation in text is not counted');
+});
+
+t.test('jsonValuesAtLeast stops counting past its bound', async (t) => {
+  const raw = Buffer.from(JSON.stringify(Array.from({ length: 1000 }, () => [1, 2])));
+  t.equal(jsonValuesAtLeast(raw, 1e9), 1 + 1000 + 999 + 1000, 'the outer array, 1000 inner arrays, the commas between them and in them');
+  t.equal(jsonValuesAtLeast(raw, 10), 11);
 });
