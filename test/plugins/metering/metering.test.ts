@@ -111,8 +111,8 @@ t.test('messages stream: message_start usage plus cumulative message_delta usage
   t.match(row, { stream: true, status: 'ok' });
 });
 
-// Recorded vendor traffic (see shared/fixtures/replay/PROVENANCE.md).
-const replay = (name: string) => readFileSync(new URL(`../../../../shared/fixtures/replay/${name}`, import.meta.url), 'utf8');
+// Recorded vendor traffic, copied from the shared fixtures (see test/fixtures/replay/PROVENANCE.md).
+const replay = (name: string) => readFileSync(new URL(`../../fixtures/replay/${name}`, import.meta.url), 'utf8');
 const replayedEvents = (name: string) => replay(name).split('\n').filter((l) => l.startsWith('data:'))
   .map((l) => JSON.parse(l.slice(5))).map((j) => StreamEvent.of(j, j.type));
 // 3000 / 15000 / 300 / 3750 nano-USD per token, 1-hour writes 6000.
