@@ -3,12 +3,11 @@
 import t from 'tap';
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { testConfigObject } from '../helpers/gateway.js';
-import { childEnv, gatewayBin, serveProcess } from '../helpers/process.js';
+import { childEnv, gatewayBin, serveProcess, writeDemoConfig } from '../helpers/process.js';
 import { checkInvariants } from '../helpers/invariants.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
@@ -28,10 +27,7 @@ function stream(url: string, key: string): Promise<number> {
 
 t.test('SIGKILL under load, then restart', async (t) => {
   const db = join(dir, 'gw.db');
-  const cfg = testConfigObject(db);
-  cfg.demo = { enabled: true, email: 'crash@example.com', credit_usd: 50 };
-  const file = join(dir, 'gw.json');
-  writeFileSync(file, JSON.stringify(cfg));
+  const file = writeDemoConfig(dir, 'crash@example.com', 50);
 
   const first = await serveProcess(file, { expectDemoKey: true });
   // A grant from the command line while the server runs: it must survive the crash.

@@ -4,11 +4,10 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testConfigObject } from '../helpers/gateway.js';
-import { childEnv, gatewayBin, serveProcess } from '../helpers/process.js';
+import { childEnv, gatewayBin, serveProcess, writeDemoConfig } from '../helpers/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-one-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,10 +16,7 @@ const cli = (file: string, ...argv: string[]) => spawnSync(process.execPath, [ga
 
 t.test('a second serve on the same database refuses; the CLI works beside the server; SIGKILL frees the file', async (t) => {
   const db = join(dir, 'gw.db');
-  const cfg = testConfigObject(db);
-  cfg.demo = { enabled: true, email: 'one@example.com', credit_usd: 1 };
-  const file = join(dir, 'gw.json');
-  writeFileSync(file, JSON.stringify(cfg));
+  const file = writeDemoConfig(dir, 'one@example.com', 1);
 
   const first = await serveProcess(file, { expectDemoKey: true });
   t.teardown(() => first.child.kill('SIGKILL'));

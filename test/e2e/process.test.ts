@@ -6,20 +6,16 @@ import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
-import { testConfigObject } from '../helpers/gateway.js';
-import { childEnv, gatewayBin as bin, serveProcess as serve } from '../helpers/process.js';
+import { childEnv, gatewayBin as bin, serveProcess as serve, writeDemoConfig } from '../helpers/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-proc-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 function writeConfig(name: string, mutate?: (c: Record<string, any>) => void): string {
-  const cfg = testConfigObject(join(dir, 'gw.db'));
-  cfg.demo = { enabled: true, email: 'demo@example.com', credit_usd: 5 };
-  cfg.server.shutdown_grace_ms = 5000;
-  mutate?.(cfg);
-  const file = join(dir, name);
-  writeFileSync(file, JSON.stringify(cfg));
-  return file;
+  return writeDemoConfig(dir, 'demo@example.com', 5, (c) => {
+    c.server.shutdown_grace_ms = 5000;
+    mutate?.(c);
+  }, name);
 }
 
 t.test('config check names every error by path', async (t) => {

@@ -1,7 +1,8 @@
 // `bin/gateway serve` in a child process, as an operator runs it.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { testConfigObject } from './gateway.js';
 
 export const gatewayBin = join(import.meta.dirname, '../../bin/gateway');
 
@@ -10,6 +11,19 @@ export function childEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   return env;
+}
+
+/**
+ * Writes `dir/name`: the test config on `dir/gw.db` with a demo account of `email` (its key is
+ * printed when `serve` starts), changed by `mutate`. Returns the file's path.
+ */
+export function writeDemoConfig(dir: string, email: string, creditUsd: number, mutate?: (c: Record<string, any>) => void, name = 'gw.json'): string {
+  const cfg = testConfigObject(join(dir, 'gw.db'));
+  cfg.demo = { enabled: true, email, credit_usd: creditUsd };
+  mutate?.(cfg);
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(cfg));
+  return file;
 }
 
 /** `expectDemoKey`: wait until the one-time demo key has been printed too. */
