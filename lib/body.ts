@@ -21,10 +21,6 @@ export class BodyBudget {
   give(n: number): void {
     this.used -= n;
   }
-
-  get inUse(): number {
-    return this.used;
-  }
 }
 
 const tooLarge = (limit: number) =>

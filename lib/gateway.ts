@@ -1,8 +1,6 @@
 // Assembles a running gateway from a config: the in-process simulator (when a provider asks for it),
 // the store, the plugin chain, the transports and the HTTP server. Reload swaps the chain for new
 // requests; requests in flight finish on the chain they started with.
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import type { GatewayConfig } from './config-types.js';
 import { LRUCache } from 'lru-cache';
 import { Chain, type ChainDeps } from './chain.js';
@@ -105,65 +103,70 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   let store = opts.store;
   const ownsStore = !store;
   if (!store) {
-    const file = resolve(config.storage.sqlite);
-    mkdirSync(dirname(file), { recursive: true });
     store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, pruneHistory: true, log });
   }
 
   let simulator: Simulator | undefined;
-  const ensureSimulator = async (cfg: GatewayConfig) => {
-    if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
-  };
-  await ensureSimulator(config);
-  const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
+  try {
+    const ensureSimulator = async (cfg: GatewayConfig) => {
+      if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
+    };
+    await ensureSimulator(config);
+    const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
-  const finished = opts.trackFinished ? new Finished() : undefined;
-  const transports = new Transports(config.upstream.max_sockets_per_provider);
-  const breakers = new Breakers(config.breaker);
-  const make = (cfg: GatewayConfig) => {
-    const offersByModel = resolveOffers(cfg, simulator?.url);
-    const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: finished && ((ctx) => finished.add(ctx.id)) });
-    return { config: cfg, offersByModel, chain };
-  };
-  let current = make(config);
-  const dashboard = dashboardPages({ store, config: () => current.config, offers: () => current.offersByModel, log });
+    const finished = opts.trackFinished ? new Finished() : undefined;
+    const transports = new Transports(config.upstream.max_sockets_per_provider);
+    const breakers = new Breakers(config.breaker);
+    const make = (cfg: GatewayConfig) => {
+      const offersByModel = resolveOffers(cfg, simulator?.url);
+      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: finished && ((ctx) => finished.add(ctx.id)) });
+      return { config: cfg, offersByModel, chain };
+    };
+    let current = make(config);
+    const dashboard = dashboardPages({ store, config: () => current.config, offers: () => current.offersByModel, log });
 
-  const server = new GatewayServer({
-    chain: () => current.chain,
-    config: () => current.config.server,
-    pages: [openApiPage, dashboard, ...(opts.pages ?? [])],
-    onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
-  });
-  const url = await server.listen(config.server.port, config.server.host);
-  const sweeper = startHoldSweeper(store, () => current.config, opts.clock ?? Date.now, log, opts.holdSweepIntervalMs ?? HOLD_SWEEP_INTERVAL_MS);
+    const server = new GatewayServer({
+      chain: () => current.chain,
+      config: () => current.config.server,
+      pages: [openApiPage, dashboard, ...(opts.pages ?? [])],
+      onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
+    });
+    const url = await server.listen(config.server.port, config.server.host);
+    const sweeper = startHoldSweeper(store, () => current.config, opts.clock ?? Date.now, log, opts.holdSweepIntervalMs ?? HOLD_SWEEP_INTERVAL_MS);
 
-  const gateway: Gateway = {
-    url,
-    config,
-    store,
-    simulator,
-    demo,
-    requestFinished(id) {
-      if (!finished) throw new Error('requestFinished needs the trackFinished option');
-      return finished.wait(id);
-    },
-    async reload(next) {
-      await ensureSimulator(next);
-      const made = make(next);
-      breakers.reconfigure(next.breaker);
-      if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
-        log('warn', 'server.host/port changes need a restart; keeping the current address');
-      current = made;
-      gateway.config = next;
-    },
-    async close() {
-      clearInterval(sweeper);
-      await server.shutdown(current.config.server.shutdown_grace_ms);
-      for (const p of current.chain.plugins) await p.close?.();
-      transports.close();
-      if (ownsStore) await store!.close();
-      await simulator?.close();
-    },
-  };
-  return gateway;
+    const gateway: Gateway = {
+      url,
+      config,
+      store,
+      simulator,
+      demo,
+      requestFinished(id) {
+        if (!finished) throw new Error('requestFinished needs the trackFinished option');
+        return finished.wait(id);
+      },
+      async reload(next) {
+        await ensureSimulator(next);
+        const made = make(next);
+        breakers.reconfigure(next.breaker);
+        if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
+          log('warn', 'server.host/port changes need a restart; keeping the current address');
+        current = made;
+        gateway.config = next;
+      },
+      async close() {
+        clearInterval(sweeper);
+        await server.shutdown(current.config.server.shutdown_grace_ms);
+        for (const p of current.chain.plugins) await p.close?.();
+        transports.close();
+        if (ownsStore) await store!.close();
+        await simulator?.close();
+      },
+    };
+    return gateway;
+  } catch (err) {
+    // What was started must not outlive a failed start (the store holds the database's lock).
+    await simulator?.close();
+    if (ownsStore) await store.close();
+    throw err;
+  }
 }

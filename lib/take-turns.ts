@@ -21,10 +21,6 @@ export class TakeTurns {
     });
   }
 
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   private schedule(): void {
     if (this.busy || this.waiting.length === 0) return;
     this.busy = true;

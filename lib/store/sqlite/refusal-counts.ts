@@ -31,6 +31,8 @@ export const notRecordedMessage = (n: number) => `${n} more refused request${n =
 
 export class RefusalCounts {
   private readonly byKeyMinute = new Map<string, KeyMinute>();
+  /** Entries with counts not yet written (queued or in flight): read on every request, so kept, not counted. */
+  private pending = 0;
   /** Counted since the store opened. */
   total = 0;
 
@@ -53,6 +55,7 @@ export class RefusalCounts {
       e.route = row.route;
     }
     e.counted++;
+    if (e.queued + e.inFlight === 0) this.pending++;
     e.queued++;
     this.total++;
     return false;
@@ -77,7 +80,11 @@ export class RefusalCounts {
   }
 
   committed(): void {
-    for (const e of this.byKeyMinute.values()) e.inFlight = 0;
+    this.pending = 0;
+    for (const e of this.byKeyMinute.values()) {
+      e.inFlight = 0;
+      if (e.queued > 0) this.pending++;
+    }
   }
 
   failed(): void {
@@ -89,9 +96,7 @@ export class RefusalCounts {
 
   /** Summary rows waiting to be written. */
   unwritten(): number {
-    let n = 0;
-    for (const e of this.byKeyMinute.values()) if (e.queued + e.inFlight > 0) n++;
-    return n;
+    return this.pending;
   }
 }
 

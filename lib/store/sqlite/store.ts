@@ -42,23 +42,24 @@ const CHECKPOINT_INTERVAL_MS = 1000;
 export function openSqliteStore(opts: SqliteStoreOptions): Store {
   // Locked before opening: a refused second server must not touch the file (nor release holds).
   const lock = opts.exclusive && opts.path !== ':memory:' ? lockDatabase(resolve(opts.path)) : undefined;
-  let db: Db;
+  const months = new MonthClock(opts.clock);
+  const owner = { pid: process.pid, token: randomUUID() };
+  const log = opts.log ?? stderrLogger;
+  let db: Db | undefined;
+  let writer: StoreWriter | undefined;
   try {
     db = openDatabase(opts.path);
+    const opened = db;
+    opened.transaction(() => releaseAbandonedHolds(opened, months.now(), liveTokens)).immediate();
+    if (opts.backgroundWriter && db.name !== ':memory:')
+      writer = new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => log('warn', `store writer thread: ${message}`));
   } catch (err) {
+    // A failed open must not keep the file, nor its lock (a later start in this process would be refused).
+    db?.close();
     lock?.release();
     throw err;
   }
-  const months = new MonthClock(opts.clock);
-  const owner = { pid: process.pid, token: randomUUID() };
-  db.transaction(() => releaseAbandonedHolds(db, months.now(), liveTokens)).immediate();
   liveTokens.add(owner.token);
-
-  const log = opts.log ?? stderrLogger;
-  const writer =
-    opts.backgroundWriter && db.name !== ':memory:'
-      ? new StoreWriter(db, CHECKPOINT_INTERVAL_MS, (message) => log('warn', `store writer thread: ${message}`))
-      : undefined;
   const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const changes = new ChangeWatcher(db);
   const ledger = new SqliteLedger(db, batcher, changes, months, owner);

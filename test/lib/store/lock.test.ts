@@ -5,6 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseInUseError } from '../../../lib/store/index.js';
 import { openSqliteStore } from '../../../lib/store/sqlite/store.js';
+import net, { type AddressInfo } from 'node:net';
+import { startGateway } from '../../../lib/gateway.js';
+import { silentLogger } from '../../../lib/log.js';
+import { buildTestConfig } from '../../helpers/gateway.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-lock-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,4 +34,16 @@ t.test('a symlink to the database finds the same lock', async (t) => {
   symlinkSync(path, join(dir, 'alias.db'));
   t.throws(() => open(join(dir, 'alias.db'), true), DatabaseInUseError);
   await server.close();
+});
+
+t.test('a gateway whose start fails after opening its store lets go of the database', async (t) => {
+  const busy = net.createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => busy.close());
+  const port = (busy.address() as AddressInfo).port;
+  const config = buildTestConfig(mkdtempSync(join(dir, 'gw-')), (c) => (c.server.port = port));
+  await t.rejects(startGateway(config, { log: silentLogger }), { code: 'EADDRINUSE' }, 'the port is taken');
+  const gw = await startGateway({ ...config, server: { ...config.server, port: 0 } }, { log: silentLogger });
+  t.ok(gw.url, 'the next start on the same database is not refused');
+  await gw.close();
 });
