@@ -143,12 +143,11 @@ export class Chain {
         }
       }
       if (readBody) ctx.rawBody = await readBody();
-      // A large body's hooks (parse, validation, estimate) each wait for a turn of their own.
+      // A large body's parse, validation and estimate each wait for a turn of their own.
       const heavy = ctx.rawBody.length >= HEAVY_BODY_BYTES;
       for (const p of this.plugins) {
         if (p.onRequest) {
-          if (heavy) await heavyWork.turn();
-          const r = p.onRequest(ctx);
+          const r = heavy && p.bodyWork ? await heavyWork.run(() => p.onRequest!(ctx)) : p.onRequest(ctx);
           if (r) await r;
         }
       }

@@ -93,6 +93,11 @@ export interface Plugin {
    * Throw a GatewayError to refuse: the body is then never read and the connection is closed.
    */
   onHeaders?(ctx: RequestContext): void | Promise<void>;
+  /**
+   * Its onRequest works through the whole body (parsing, walking every part): for a large body it
+   * then waits for a turn (lib/take-turns.ts), so large bodies do not hold the event loop back to back.
+   */
+  readonly bodyWork?: boolean;
   /** Request phase (the body is read), in chain order. Throw a GatewayError to stop the chain. */
   onRequest?(ctx: RequestContext): void | Promise<void>;
   /** Once per attempt, in chain order: shape the upstream request for this offer. */

@@ -13,12 +13,21 @@ export class TakeTurns {
 
   constructor(private readonly maxPauseMs = 1000) {}
 
-  /** Resolves when it is the caller's turn; its continuation does one step of work and returns to the loop. */
-  turn(): Promise<void> {
-    return new Promise((resolve) => {
+  /**
+   * Run `step` (synchronous work) when it is the caller's turn; the loop is then left to everything
+   * else for as long as the step took.
+   */
+  async run<T>(step: () => T): Promise<T> {
+    await new Promise<void>((resolve) => {
       this.waiting.push(resolve);
       this.schedule();
     });
+    const started = performance.now();
+    try {
+      return step();
+    } finally {
+      setTimeout(this.idle, Math.min(performance.now() - started, this.maxPauseMs));
+    }
   }
 
   private schedule(): void {
@@ -27,15 +36,7 @@ export class TakeTurns {
     setImmediate(this.next);
   }
 
-  private readonly next = () => {
-    const started = performance.now();
-    this.waiting.shift()!();
-    // The step runs in the microtasks right after this callback; the next turn's immediate sees it done.
-    setImmediate(() => {
-      const took = performance.now() - started;
-      setTimeout(this.idle, Math.min(took, this.maxPauseMs));
-    });
-  };
+  private readonly next = () => this.waiting.shift()!();
 
   private readonly idle = () => {
     this.busy = false;
@@ -43,7 +44,7 @@ export class TakeTurns {
   };
 }
 
-/** Bodies this large take turns for each request hook (see Chain.handle). */
+/** Bodies this large take turns for the hooks that work through the body (Plugin.bodyWork; see Chain.handle). */
 export const HEAVY_BODY_BYTES = 256 * 1024;
 
 /** The process's one lane: the event loop it protects is one per process. */

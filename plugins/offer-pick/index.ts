@@ -49,6 +49,7 @@ export default function offerPick(env: PluginEnv): Plugin {
   const allowanceOf = (o: Offer): Allowance => allowances.get(o.listing) ?? NO_ALLOWANCE;
   return {
     name: 'offer-pick',
+    bodyWork: true,
     onRequest(ctx: RequestContext) {
       if (ctx.route === 'models') {
         ctx.reply = { status: 200, body: modelsList(env.config.models, env.offersByModel, ctx.auth, ctx.clientFormat) };

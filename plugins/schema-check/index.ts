@@ -20,6 +20,7 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
   const validateBody = createBodyValidator();
   return {
     name: 'schema-check',
+    bodyWork: true,
     onRequest(ctx: RequestContext) {
       if (ctx.route === 'models') return;
       checkContentType(ctx.req.headers['content-type']);

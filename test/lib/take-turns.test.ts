@@ -11,12 +11,12 @@ function busy(ms: number): void {
 t.test('steps go one at a time, in order, each followed by a pause as long as itself', async (t) => {
   const lane = new TakeTurns();
   const steps: { who: number; start: number; end: number }[] = [];
-  const step = async (who: number) => {
-    await lane.turn();
-    const start = performance.now();
-    busy(30);
-    steps.push({ who, start, end: performance.now() });
-  };
+  const step = (who: number) =>
+    lane.run(() => {
+      const start = performance.now();
+      busy(30);
+      steps.push({ who, start, end: performance.now() });
+    });
   await Promise.all([step(1), step(2), step(3)]);
   t.same(steps.map((s) => s.who), [1, 2, 3], 'first come, first served');
   for (let i = 1; i < steps.length; i++) {
@@ -36,11 +36,18 @@ t.test('other work runs between steps: a small request waits at most one step', 
     if (ticking) setImmediate(tick);
   };
   setImmediate(tick);
-  await Promise.all([1, 2, 3, 4].map(async () => {
-    await lane.turn();
+  await Promise.all([1, 2, 3, 4].map(() => lane.run(() => {
     busy(20);
     stepsDone++;
-  }));
+  })));
   ticking = false;
   for (let n = 1; n <= 3; n++) t.ok(ticks.filter((s) => s === n).length >= 2, `other work ran between step ${n} and the next`);
+});
+
+t.test('a step that throws still ends its turn and gives the error to its caller', async (t) => {
+  const lane = new TakeTurns();
+  await t.rejects(lane.run(() => {
+    throw new Error('bad body');
+  }), /bad body/);
+  t.equal(await lane.run(() => 42), 42, 'the next step runs');
 });
