@@ -106,11 +106,13 @@ export default function rateLimit(env: PluginEnv): Plugin {
     // After metering's onDone (done hooks run in reverse chain order), so ctx.usage is the actual use.
     onDone(ctx: RequestContext) {
       const admitted = ctx.state[KEY] as Admitted | undefined;
+      if (!admitted || !ctx.auth) return;
       const u = ctx.usage;
-      if (!admitted || !u || !ctx.auth) return;
+      // No usage: nothing was served (no tokens used), or no metering ran (keep the estimate).
+      if (!u && ctx.offer) return;
       const w = limiter.peek(ctx.auth.keyId);
       if (!w) return;
-      const used = u.input + u.output + u.cacheRead + u.cacheWrite;
+      const used = u ? u.input + u.output + u.cacheRead + u.cacheWrite : 0;
       correct(w, 'tokens', tpmOf(ctx.auth, defaults), used - admitted.tokens, admitted.until, clock());
     },
   };
