@@ -12,7 +12,7 @@ import { StreamEvent } from './plugin.js';
 import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
 import type { Breakers } from './breaker.js';
 import { SseEventTooLarge, SseParser, formatEvent } from './sse.js';
-import { classifyEvent, credentialHeaders, endsStream, eventErrorMessage, isErrorBody, upstreamErrorMessage, upstreamPath } from './wire.js';
+import { classifyEvent, credentialHeaders, endsStream, errorMessageOf, eventErrorMessage, isErrorBody, upstreamErrorMessage, upstreamPath } from './wire.js';
 import { Scrubber } from './scrub.js';
 import { HEAVY_BODY_BYTES, heavyWork } from './take-turns.js';
 import type { Logger } from './log.js';
@@ -356,7 +356,7 @@ export class Chain {
     }
     if (body === null || typeof body !== 'object') return new AttemptFailed('upstream answered with a body that is not a JSON object');
     if (isErrorBody(up.format, body)) {
-      return new AttemptFailed(`upstream ${upRes.status} with an error body: ${this.untrusted(upstreamErrorMessage(raw.toString('utf8')))}`, upRes.status);
+      return new AttemptFailed(`upstream ${upRes.status} with an error body: ${this.untrusted(errorMessageOf(body) ?? 'no message')}`, upRes.status);
     }
     for (const p of this.reversed) {
       if (!p.onResponseBody) continue;

@@ -60,16 +60,19 @@ export function endsStream(format: WireFormat, ev: StreamEvent): boolean {
   return choice !== undefined && choice.finish_reason !== null && choice.finish_reason !== undefined;
 }
 
-/** The human message in an upstream error body of either format (or the raw text, shortened). */
+/** The human message of a parsed upstream error body of either format, if it has one. */
+export function errorMessageOf(body: any): string | undefined {
+  const m = body?.error?.message ?? body?.message;
+  return typeof m === 'string' ? m : undefined;
+}
+
+/** The human message in an upstream error body of either format (or the raw text). */
 export function upstreamErrorMessage(text: string): string {
   try {
-    const j = JSON.parse(text);
-    const m = j?.error?.message ?? j?.message;
-    if (typeof m === 'string') return m;
+    return errorMessageOf(JSON.parse(text)) ?? text;
   } catch {
-    /* not JSON */
+    return text; // not JSON
   }
-  return text.length > 300 ? text.slice(0, 300) + '…' : text;
 }
 
 /** Same, from a parsed in-stream error event. */

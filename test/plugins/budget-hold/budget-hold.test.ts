@@ -90,7 +90,6 @@ t.test('asksOneHourCache finds the 1-hour TTL wherever a cache_control may be', 
     tools: { tools: [{ name: 'f', input_schema: {}, ...c }], messages: [] },
     'message block': { messages: [{ role: 'user', content: [{ type: 'text', text: 'x', ...c }] }] },
     'tool result block': { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'x', ...c }] }] }] },
-    'chat content part': { messages: [{ role: 'user', content: [{ type: 'text', text: 'x', ...c }] }] },
   };
   for (const [name, body] of Object.entries(cases)) t.ok(asksOneHourCache(body), name);
   t.notOk(asksOneHourCache({ messages: [{ role: 'user', content: [{ type: 'text', text: 'ttl 1h', cache_control: { type: 'ephemeral', ttl: '5m' } }] }], system: 'x' }));
