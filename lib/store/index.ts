@@ -3,6 +3,7 @@ import type { GatewayConfig } from '../config-types.js';
 import type { Logger } from '../log.js';
 import type { Store } from './types.js';
 import { openSqliteStore } from './sqlite/store.js';
+import { DAY_MS } from './sqlite/history.js';
 
 export type * from './types.js';
 export { StoreError } from './types.js';
@@ -23,8 +24,6 @@ export interface StoreOptions {
   pruneHistory?: boolean;
 }
 
-const DAY_MS = 86_400_000;
-
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   return openSqliteStore({
     path: config.storage.sqlite,
@@ -34,6 +33,6 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     log: opts.log,
     maxUnwrittenRows: opts.maxUnwrittenRows,
     exclusive: opts.exclusive,
-    historyRetentionMs: opts.pruneHistory ? (config.history?.retention_days ?? 90) * DAY_MS : undefined,
+    historyRetentionMs: opts.pruneHistory ? config.history.retention_days * DAY_MS : undefined,
   });
 }

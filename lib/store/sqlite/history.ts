@@ -34,7 +34,7 @@ interface Row {
   not_recorded: number;
 }
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 /** How often the oldest row is checked against the retention (one indexed read on the event loop). */
 export const PRUNE_CHECK_MS = 1000;
 
