@@ -75,16 +75,17 @@ export default function budgetHold(env: PluginEnv): Plugin {
 
     onRequest(ctx: RequestContext) {
       if ((ctx.route !== 'chat' && ctx.route !== 'messages') || !ctx.auth || ctx.candidates.length === 0) return;
-      let maxInput = 0, maxOutput = 0;
-      const oneHour = asksOneHourCache(ctx.body);
+      let maxInput = 0, maxOutput = 0, max1h = 0;
       for (const { prices: p, provider } of ctx.candidates) {
         // Input tokens may be billed as cache writes or reads, at their own prices. 1-hour writes
         // happen only when the request asks for that TTL, and only the messages format reports them
         // (metering never charges them to a chat-format upstream's answer).
-        const write1h = oneHour && provider.format === 'messages' ? p.cacheWrite1h : 0;
-        maxInput = Math.max(maxInput, p.input, p.cacheWrite, write1h, p.cacheRead);
+        if (provider.format === 'messages') max1h = Math.max(max1h, p.cacheWrite1h);
+        maxInput = Math.max(maxInput, p.input, p.cacheWrite, p.cacheRead);
         maxOutput = Math.max(maxOutput, p.output);
       }
+      // The request is walked for a 1-hour TTL only when that price would raise the hold.
+      if (max1h > maxInput && asksOneHourCache(ctx.body)) maxInput = max1h;
       const amount = BigInt(Math.ceil(ctx.estimatedInputTokens)) * BigInt(maxInput) +
         BigInt(ctx.outputBudget) * BigInt(maxOutput);
       if (amount > BigInt(Number.MAX_SAFE_INTEGER)) throw tooLarge(ctx, amount, 'it exceeds any possible balance');
