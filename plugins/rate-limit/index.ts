@@ -14,10 +14,12 @@ import { KeyLimiter, admit, correct, goDuration, remaining, resetMs, type KeyWin
 
 const KEY = 'rate-limit';
 
-/** What onDone needs to correct the token window: the estimate admitted and TAT right after it. */
-interface Admitted {
-  tokens: number;
-  until: number;
+/** The key's windows and limits (found once, in onHeaders), and the tokens admitted with TAT right after them. */
+interface KeyState {
+  w: KeyWindows;
+  rpm: number;
+  tpm: number;
+  admitted?: { tokens: number; until: number };
 }
 
 /** One limiter per store, so the windows outlive a config reload (which builds new plugins). */
@@ -67,6 +69,7 @@ export default function rateLimit(env: PluginEnv): Plugin {
       if (!auth) return;
       const rpm = rpmOf(auth, defaults), tpm = tpmOf(auth, defaults);
       const w = limiter.windows(auth.keyId);
+      ctx.state[KEY] = { w, rpm, tpm } satisfies KeyState;
       const now = clock();
       // The models list is free: it only reports the state.
       const wait = ctx.route === 'models' ? 0 : admit(w, 'requests', rpm, 1, now);
@@ -78,11 +81,10 @@ export default function rateLimit(env: PluginEnv): Plugin {
     },
 
     onRequest(ctx: RequestContext) {
-      const auth = ctx.auth;
+      const state = ctx.state[KEY] as KeyState | undefined;
       // A token count uses no tokens: it counts as a request only.
-      if (!auth || (ctx.route !== 'chat' && ctx.route !== 'messages')) return;
-      const tpm = tpmOf(auth, defaults);
-      const w = limiter.windows(auth.keyId);
+      if (!state || (ctx.route !== 'chat' && ctx.route !== 'messages')) return;
+      const { w, tpm } = state;
       const now = clock();
       const tokens = Math.ceil(ctx.estimatedInputTokens) + ctx.outputBudget;
       if (tokens > tpm) {
@@ -100,20 +102,19 @@ export default function rateLimit(env: PluginEnv): Plugin {
           `This API key is over its limit of ${tpm} tokens per minute (this request needs ${tokens}: its estimated input ` +
           `plus its output budget). Retry in ${s} s, or lower ${budgetParam(ctx)}.`, s);
       }
-      ctx.state[KEY] = { tokens, until: w.tokens } satisfies Admitted;
+      state.admitted = { tokens, until: w.tokens };
     },
 
     // After metering's onDone (done hooks run in reverse chain order), so ctx.usage is the actual use.
     onDone(ctx: RequestContext) {
-      const admitted = ctx.state[KEY] as Admitted | undefined;
-      if (!admitted || !ctx.auth) return;
+      const state = ctx.state[KEY] as KeyState | undefined;
+      const admitted = state?.admitted;
+      if (!state || !admitted) return;
       const u = ctx.usage;
       // No usage: nothing was served (no tokens used), or no metering ran (keep the estimate).
       if (!u && ctx.offer) return;
-      const w = limiter.peek(ctx.auth.keyId);
-      if (!w) return;
       const used = u ? u.input + u.output + u.cacheRead + u.cacheWrite : 0;
-      correct(w, 'tokens', tpmOf(ctx.auth, defaults), used - admitted.tokens, admitted.until, clock());
+      correct(state.w, 'tokens', state.tpm, used - admitted.tokens, admitted.until, clock());
     },
   };
 }
