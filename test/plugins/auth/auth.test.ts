@@ -76,7 +76,7 @@ t.test('401 for a missing, incomplete, placeholder, unknown or revoked key', asy
 t.test('a complete key of another service: 401 that names it; its placeholders stay placeholders', async (t) => {
   const { a, call } = await setup(t);
   for (const [what, key, names] of foreignKeys) {
-    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }]) {
+    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }] as Record<string, string>[]) {
       const r = await call(headers);
       is401(t, r, names, `${what} in ${Object.keys(headers)[0]}`);
       t.match(r, { message: /a key of another service, not of this gateway/ }, `${what}: not called a placeholder`);
