@@ -147,7 +147,7 @@ export interface LedgerEntry {
 export interface BalanceSummary {
   /** Posted credits − posted charges. */
   balance: number;
-  /** Open holds of this gateway process. */
+  /** Open holds: this process's, and those other processes on the same store have written (a serving gateway's). */
   held: number;
   /** balance − held; never below zero. */
   available: number;

@@ -10,7 +10,7 @@ import { MessagesToChatStream } from './stream-messages-to-chat.js';
 import { ChatToMessagesStream } from './stream-chat-to-messages.js';
 import { chatPassthrough, messagesPassthrough } from './passthrough.js';
 import { localTokenEstimate } from './token-estimate.js';
-import { offerOutputBudget } from '../offer-pick/index.js';
+import { offerOutputBudget, SUBSCRIPTION_MIN_OUTPUT } from '../offer-pick/index.js';
 
 export { localTokenEstimate };
 
@@ -45,6 +45,7 @@ export default function formatTransform(_env: PluginEnv): Plugin {
       } else {
         up.body = messagesToChatRequest(ctx.body, { stream: ctx.stream });
       }
+      if (up.offer.subscription && ctx.route !== 'count_tokens') askAtLeastSubscriptionMinimum(up);
     },
 
     onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest): any {
@@ -68,6 +69,17 @@ export default function formatTransform(_env: PluginEnv): Plugin {
         : new ChatToMessagesStream({ model });
     },
   };
+}
+
+/**
+ * A subscription-backed offer's minimum effective output budget (spec section 8) is the budget the
+ * upstream is asked for, not only the one the hold covers; the charge stays the actual usage.
+ * up.body is this attempt's own object on every path above: one field is raised in place.
+ */
+function askAtLeastSubscriptionMinimum(up: UpstreamRequest): void {
+  // After the shaping above a chat body carries exactly one of the two, a messages body max_tokens.
+  const field = up.format === 'chat' && up.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  if (up.body[field] < SUBSCRIPTION_MIN_OUTPUT) up.body[field] = SUBSCRIPTION_MIN_OUTPUT;
 }
 
 /** A chat client gave no output budget: the one the hold was sized for on this offer. */

@@ -147,10 +147,28 @@ t.test('credits grant / show: exact decimal amounts, seen by the running server'
   t.equal((await server.ledger.balance(1)).balance, 300_000_000, '0.1 + 0.2 is exactly 0.3');
 
   const show = await run(['credits', 'show', '--account', 'a@example.com']);
-  t.match(show.out, /a@example\.com: balance \$0\.30/);
+  t.match(show.out, /a@example\.com: balance \$0\.30, held \$0\.00 by requests in progress, available \$0\.30/);
   t.match(show.out, /grant\s+\$0\.10\s+welcome/);
   const showJson = await run(['credits', 'show', '--account', 'a@example.com'], { json: true });
-  t.match(showJson.value, { balanceNano: 300_000_000, balance: '$0.30', entries: [{ kind: 'grant' }, { kind: 'grant', note: 'welcome' }] });
+  t.match(showJson.value, {
+    balanceNano: 300_000_000, balance: '$0.30', heldNano: 0, held: '$0.00', availableNano: 300_000_000, available: '$0.30',
+    entries: [{ kind: 'grant' }, { kind: 'grant', note: 'welcome' }],
+  });
+
+  // A request in flight on the running server: its hold is held, not available.
+  const key = (await server.keys.create({ accountId: 1, name: 'k' })).key;
+  const hold = await server.ledger.reserve({ accountId: 1, keyId: key.id, amount: 12_345_678, monthlyLimitNano: null });
+  if (!hold.ok) throw new Error('refused');
+  await server.flush();
+  t.match((await run(['credits', 'show', '--account', 'a@example.com'])).out,
+    /a@example\.com: balance \$0\.30, held \$0\.012345678 by requests in progress, available \$0\.287654322/);
+  t.match((await run(['credits', 'show', '--account', 'a@example.com'], { json: true })).value, {
+    balanceNano: 300_000_000, heldNano: 12_345_678, held: '$0.012345678', availableNano: 287_654_322, available: '$0.287654322',
+  });
+  await server.ledger.settle(hold.hold.id, 345_678);
+  await server.flush();
+  t.match((await run(['credits', 'show', '--account', 'a@example.com'], { json: true })).value,
+    { balanceNano: 299_654_322, heldNano: 0, availableNano: 299_654_322 }, 'settled: the charge is the actual amount, nothing held');
 
   t.match(await run(['credits', 'grant', '--account', 'a@example.com', '--amount', '0']), { code: 1, error: /above zero/ });
   t.match(await run(['credits', 'grant', '--account', 'a@example.com', '--amount', '1.0000000001']), { code: 1, error: /at most 9 decimals/ });
