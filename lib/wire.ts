@@ -143,6 +143,7 @@ export function retryAfterMsOf(headers: IncomingHttpHeaders, now = Date.now()): 
   if (typeof value !== 'string' || value.trim() === '') return undefined;
   const v = value.trim();
   if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
+  // An HTTP date names its weekday and month (Date.parse alone would also read "-3" as a year).
+  const at = /[A-Za-z]{3}/.test(v) ? Date.parse(v) : NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

@@ -1053,6 +1053,17 @@ t.test('after the first output event, an upstream break ends the stream with ONE
   }
 });
 
+t.test("a vendor error event too large to pass on as it came is told in the client's format, its message cut", async (t) => {
+  const s = await setup(t);
+  const huge = ev('error', { type: 'error', error: { type: 'rate_limit_error', message: 'x'.repeat(20_000) } });
+  s.transports.on('p1', () => sseOf([messagesStream('msg_p1').slice(0, 4).join('') + huge]));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'], stream: true });
+  await s.settled();
+  const last = parseSse(r.text).at(-1)!;
+  t.equal(last.event, 'error');
+  t.same(JSON.parse(last.data), { type: 'error', error: { type: 'rate_limit_error', message: 'x'.repeat(1000) + '…' } });
+});
+
 t.test('events of one upstream chunk leave together; an error event in the same chunk still comes after them', async (t) => {
   const s = await setup(t);
   const events = messagesStream('msg_p1');
