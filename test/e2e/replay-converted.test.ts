@@ -14,43 +14,31 @@ import OpenAI from 'openai';
 import type { WireFormat } from '../../lib/config-types.js';
 import { chatToMessagesRequest } from '../../plugins/format-transform/chat-to-messages.js';
 import { messagesToChatRequest } from '../../plugins/format-transform/messages-to-chat.js';
-import type { TestGateway } from '../helpers/gateway.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import {
   REPLAY_MODEL,
   chatAnswer,
   chatStreamAnswer,
-  historyRow,
+  balanceOf,
+  checkCharge,
   loadRecordings,
   messagesAnswer,
   messagesStreamAnswer,
   recordedAnswer,
-  replayCost,
-  startReplayGateway,
-  startReplayUpstream,
+  useReplay,
   usageOf,
   type Answer,
   type Recording,
-  type ReplayUpstream,
 } from '../helpers/replay.js';
 
 const recordings = loadRecordings();
-let up: ReplayUpstream;
-let gw: TestGateway;
+const replay = useReplay(t);
 let anthropic: Anthropic;
 let openai: OpenAI;
 t.before(async () => {
-  up = await startReplayUpstream();
-  gw = await startReplayGateway(up);
-  anthropic = new Anthropic({ baseURL: gw.url, apiKey: gw.apiKey, maxRetries: 0 });
-  openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.apiKey, maxRetries: 0 });
+  anthropic = new Anthropic({ baseURL: replay.gw.url, apiKey: replay.gw.apiKey, maxRetries: 0 });
+  openai = new OpenAI({ baseURL: `${replay.gw.url}/v1`, apiKey: replay.gw.apiKey, maxRetries: 0 });
 });
-t.teardown(async () => {
-  await gw.close();
-  await up.close();
-});
-
-const balance = async () => (await gw.store.ledger.balance(gw.accountId)).balance;
 
 // conversion.md: finish_reason ⇄ stop_reason.
 const FINISH_OF_STOP: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter' };
@@ -133,11 +121,11 @@ async function messagesRun(r: Recording, body: any): Promise<{ answer: Answer; r
 for (const r of recordings) {
   const client: WireFormat = r.format === 'messages' ? 'chat' : 'messages';
   t.test(`${r.name} (${r.format}${r.stream ? ', stream' : ''}: ${r.features}) → a ${client} client`, async (t) => {
-    up.serve(r);
+    replay.up.serve(r);
     const recorded = recordedAnswer(r);
-    const before = await balance();
+    const before = await balanceOf(replay.gw);
     const run = client === 'chat' ? await chatRun(r, clientRequest(r)) : await messagesRun(r, clientRequest(r));
-    t.equal(up.received.at(-1)!.path, r.format === 'messages' ? '/v1/messages' : '/v1/chat/completions', 'the upstream was asked in its own format');
+    t.equal(replay.up.received.at(-1)!.path, r.format === 'messages' ? '/v1/messages' : '/v1/chat/completions', 'the upstream was asked in its own format');
 
     const want = converted(r, recorded);
     const got = run.answer;
@@ -163,21 +151,10 @@ for (const r of recordings) {
       t.ok(start.message.usage.input_tokens > 0, `message_start: input_tokens ${start.message.usage.input_tokens} (the gateway's estimate), not 0`);
     }
 
-    const row = await historyRow(gw, run.requestId);
-    const spent = before - (await balance());
-    if (recorded.error) {
-      t.equal(row.status, 'error');
-      t.equal(row.error, recorded.error.error.message);
-      t.ok(row.usage.input > 0 && row.usage.output > 0, 'charged for what was produced');
-    } else {
-      t.equal(row.status, 'ok');
-      t.same(row.usage, usageOf(r.format, recorded.usage), 'charged exactly the recorded usage, cache tokens included');
-    }
-    t.equal(row.costNano, replayCost(row.usage), 'each token class at its own price');
-    t.equal(spent, row.costNano, 'the balance moved by exactly the charge');
+    await checkCharge(t, replay.gw, r, run.requestId, before);
   });
 }
 
 t.test('money invariants hold after the whole replay', async (t) => {
-  t.same(await checkInvariants(gw.store, { noOpenHolds: true }), []);
+  t.same(await checkInvariants(replay.gw.store, { noOpenHolds: true }), []);
 });

@@ -7,34 +7,21 @@ import t from 'tap';
 import http from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import type { TestGateway } from '../helpers/gateway.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import {
   REPLAY_MODEL,
   REPLAY_PROVIDER_KEYS,
-  historyRow,
+  balanceOf,
+  checkCharge,
   loadRecordings,
   parseSse,
   recordedAnswer,
-  replayCost,
-  startReplayGateway,
-  startReplayUpstream,
-  usageOf,
+  useReplay,
   type Recording,
-  type ReplayUpstream,
 } from '../helpers/replay.js';
 
 const recordings = loadRecordings();
-let up: ReplayUpstream;
-let gw: TestGateway;
-t.before(async () => {
-  up = await startReplayUpstream();
-  gw = await startReplayGateway(up);
-});
-t.teardown(async () => {
-  await gw.close();
-  await up.close();
-});
+const replay = useReplay(t);
 
 const PATH = { messages: '/v1/messages', chat: '/v1/chat/completions' } as const;
 
@@ -48,9 +35,9 @@ interface Reply {
 
 function post(r: Recording, body: object): Promise<Reply> {
   const headers: Record<string, string> =
-    r.format === 'messages' ? { 'x-api-key': gw.apiKey, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${gw.apiKey}` };
+    r.format === 'messages' ? { 'x-api-key': replay.gw.apiKey, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${replay.gw.apiKey}` };
   return new Promise((resolve, reject) => {
-    const req = http.request(`${gw.url}${PATH[r.format]}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' } }, (res) => {
+    const req = http.request(`${replay.gw.url}${PATH[r.format]}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
@@ -69,8 +56,6 @@ function post(r: Recording, body: object): Promise<Reply> {
   });
 }
 
-const balance = async () => (await gw.store.ledger.balance(gw.accountId)).balance;
-
 /** The recorded stream's events as the client must get them: only the model name differs. */
 function expectedEvents(r: Recording, model: string) {
   return parseSse(r.body).map((e) => {
@@ -84,25 +69,24 @@ function expectedEvents(r: Recording, model: string) {
 
 for (const r of recordings) {
   t.test(`${r.name} (${r.format}${r.stream ? ', stream' : ''}: ${r.features}) → a ${r.format} client`, async (t) => {
-    up.serve(r);
+    replay.up.serve(r);
     const model = REPLAY_MODEL[r.format];
-    const recorded = recordedAnswer(r);
-    const before = await balance();
-    const sentBefore = up.received.length;
+    const before = await balanceOf(replay.gw);
+    const sentBefore = replay.up.received.length;
     const res = await post(r, { ...r.request, model });
     t.equal(res.status, 200);
     t.equal(res.listing, `${model}@replay`);
 
     // The upstream got the client's request, with the offer's model and the provider's key only.
-    t.equal(up.received.length, sentBefore + 1, 'one upstream call');
-    const got = up.received.at(-1)!;
+    t.equal(replay.up.received.length, sentBefore + 1, 'one upstream call');
+    const got = replay.up.received.at(-1)!;
     t.equal(got.path, PATH[r.format]);
     t.same(got.body.messages, r.request.messages, 'the messages as the client sent them');
     t.same(got.body.tools, r.request.tools, 'the tools as the client sent them');
     t.equal(got.body.model, r.format === 'messages' ? 'replay-messages-upstream' : 'replay-chat-upstream');
     if (r.format === 'messages') t.equal(got.headers['x-api-key'], REPLAY_PROVIDER_KEYS.messages);
     else t.equal(got.headers.authorization, `Bearer ${REPLAY_PROVIDER_KEYS.chat}`);
-    t.notMatch(JSON.stringify(got.headers), gw.apiKey, "the client's key stays with the gateway");
+    t.notMatch(JSON.stringify(got.headers), replay.gw.apiKey, "the client's key stays with the gateway");
 
     if (!r.stream) {
       t.match(res.contentType, /^application\/json/);
@@ -112,37 +96,17 @@ for (const r of recordings) {
       t.same(parseSse(res.text), expectedEvents(r, model), 'the vendor stream event for event, only the model renamed');
     }
 
-    // Money: exactly the recorded usage at the offer's prices; a broken stream, what was measured so far.
-    const row = await historyRow(gw, res.requestId);
-    const spent = before - (await balance());
-    t.equal(row.listing, `${model}@replay`);
-    if (recorded.error) {
-      t.equal(row.status, 'error');
-      t.equal(row.error, recorded.error.error.message, "the vendor's message is the request's error");
-      if (recorded.usage) {
-        const partial = usageOf(r.format, recorded.usage);
-        t.same({ ...row.usage, output: partial.output }, partial, 'the usage reported before the error');
-        t.ok(row.usage.output >= partial.output, `output: at least the reported ${partial.output} (${row.usage.output}, from the text streamed)`);
-      } else {
-        t.ok(row.usage.input > 0 && row.usage.output > 0, `no usage reported: input estimated (${row.usage.input}), output from the text streamed (${row.usage.output})`);
-      }
-      t.ok(row.costNano > 0, 'charged for what was produced');
-    } else {
-      t.equal(row.status, 'ok');
-      t.same(row.usage, usageOf(r.format, recorded.usage), 'charged exactly the recorded usage, cache tokens included');
-    }
-    t.equal(row.costNano, replayCost(row.usage), 'each token class at its own price');
-    t.equal(spent, row.costNano, 'the balance moved by exactly the charge');
+    await checkCharge(t, replay.gw, r, res.requestId, before);
   });
 }
 
 t.test('the SDKs show a vendor error event after output with its own type and message', async (t) => {
   const byName = (name: string) => recordings.find((r) => r.name === name)!;
-  const anthropic = new Anthropic({ baseURL: gw.url, apiKey: gw.apiKey, maxRetries: 0 });
-  const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.apiKey, maxRetries: 0 });
+  const anthropic = new Anthropic({ baseURL: replay.gw.url, apiKey: replay.gw.apiKey, maxRetries: 0 });
+  const openai = new OpenAI({ baseURL: `${replay.gw.url}/v1`, apiKey: replay.gw.apiKey, maxRetries: 0 });
 
   const overloaded = byName('anthropic-overloaded-midstream');
-  up.serve(overloaded);
+  replay.up.serve(overloaded);
   const texts: string[] = [];
   const stream = anthropic.messages.stream({ ...(overloaded.request as any), model: REPLAY_MODEL.messages });
   stream.on('text', (text) => texts.push(text));
@@ -157,7 +121,7 @@ t.test('the SDKs show a vendor error event after output with its own type and me
     ['groq-error-midstream', { type: 'invalid_request_error', code: 'tool_use_failed', message: /^Tool call validation failed/ }],
   ] as const) {
     const r = byName(name);
-    up.serve(r);
+    replay.up.serve(r);
     const chunks = await openai.chat.completions.create({ ...(r.request as OpenAI.ChatCompletionCreateParamsStreaming), model: REPLAY_MODEL.chat, stream: true });
     let seen = 0;
     const e = await (async () => {
@@ -170,5 +134,5 @@ t.test('the SDKs show a vendor error event after output with its own type and me
 });
 
 t.test('money invariants hold after the whole replay', async (t) => {
-  t.same(await checkInvariants(gw.store, { noOpenHolds: true }), []);
+  t.same(await checkInvariants(replay.gw.store, { noOpenHolds: true }), []);
 });

@@ -4,6 +4,7 @@
 // (whole or streamed) apart into what the replay tests compare.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import type { Test } from 'tap';
 import type { AddressInfo } from 'node:net';
 import type { WireFormat } from '../../lib/config-types.js';
 import type { Usage } from '../../lib/context.js';
@@ -99,7 +100,7 @@ const PRICE = { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, cache_
 const NANO_PER_TOKEN = { input: 3000, output: 15000, cacheRead: 300, cacheWrite: 3750, cacheWrite1h: 6000 };
 
 /** What a usage costs at the replay offers' prices (nano-USD), computed here, not by the gateway. */
-export function replayCost(u: Usage): number {
+function replayCost(u: Usage): number {
   return (
     u.input * NANO_PER_TOKEN.input +
     u.output * NANO_PER_TOKEN.output +
@@ -134,12 +135,58 @@ export function startReplayGateway(upstream: ReplayUpstream): Promise<TestGatewa
   });
 }
 
+/** The replay upstream and its gateway, started before a test file's tests and closed after them. */
+export function useReplay(t: Test): { readonly up: ReplayUpstream; readonly gw: TestGateway } {
+  const running = {} as { up: ReplayUpstream; gw: TestGateway };
+  t.before(async () => {
+    running.up = await startReplayUpstream();
+    running.gw = await startReplayGateway(running.up);
+  });
+  t.teardown(async () => {
+    await running.gw.close();
+    await running.up.close();
+  });
+  return running;
+}
+
 /** The history row once the request's onDone hooks ran (the gateway finishes after the client). */
-export async function historyRow(gw: TestGateway, requestId: string): Promise<HistoryRow> {
+async function historyRow(gw: TestGateway, requestId: string): Promise<HistoryRow> {
   await gw.gateway.requestFinished(requestId);
   const row = await gw.store.history.get(requestId);
   if (!row) throw new Error(`no history row for ${requestId}`);
   return row;
+}
+
+export const balanceOf = async (gw: TestGateway): Promise<number> => (await gw.store.ledger.balance(gw.accountId)).balance;
+
+/**
+ * The request that replayed `r` was charged as it must be: exactly the recorded usage, cache tokens
+ * included; for a stream that ended in an error event, what was measured so far (the usage reported
+ * before the error, else the input estimate and the text streamed), with the vendor's message as the
+ * request's error. The cost is recomputed here from the prices; the balance moved by exactly it.
+ */
+export async function checkCharge(t: Test, gw: TestGateway, r: Recording, requestId: string, balanceBefore: number): Promise<void> {
+  const recorded = recordedAnswer(r);
+  const row = await historyRow(gw, requestId);
+  const spent = balanceBefore - (await balanceOf(gw));
+  t.equal(row.listing, `${REPLAY_MODEL[r.format]}@replay`, 'served by the replay offer');
+  if (recorded.error) {
+    t.equal(row.status, 'error');
+    t.equal(row.error, recorded.error.error.message, "the vendor's message is the request's error");
+    if (recorded.usage) {
+      const partial = usageOf(r.format, recorded.usage);
+      t.same({ ...row.usage, output: partial.output }, partial, 'the usage reported before the error');
+      t.ok(row.usage.output >= partial.output, `output: at least the reported ${partial.output} (${row.usage.output}, from the text streamed)`);
+    } else {
+      t.ok(row.usage.input > 0 && row.usage.output > 0, `no usage reported: input estimated (${row.usage.input}), output from the text streamed (${row.usage.output})`);
+    }
+    t.ok(row.costNano > 0, 'charged for what was produced');
+  } else {
+    t.equal(row.status, 'ok');
+    t.same(row.usage, usageOf(r.format, recorded.usage), 'charged exactly the recorded usage, cache tokens included');
+  }
+  t.equal(row.costNano, replayCost(row.usage), 'each token class at its own price');
+  t.equal(spent, row.costNano, 'the balance moved by exactly the charge');
 }
 
 // ---------------------------------------------------------------- reference readers
