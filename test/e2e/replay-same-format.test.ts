@@ -5,6 +5,7 @@
 // it came, and the SDKs show its type.
 import t from 'tap';
 import http from 'node:http';
+import { readdirSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { checkInvariants } from '../helpers/invariants.js';
@@ -66,6 +67,13 @@ function expectedEvents(r: Recording, model: string) {
     return { ...e, data: JSON.stringify(j) };
   });
 }
+
+t.test('every recording in the folder is in index.json, so every one is replayed', async (t) => {
+  const listed = recordings.flatMap((r) => [r.bodyFile, r.requestFile]);
+  const files = readdirSync(new URL('../fixtures/replay/', import.meta.url)).filter((f) => f !== 'index.json' && f !== 'PROVENANCE.md');
+  t.same(files.sort(), listed.sort());
+  t.equal(recordings.length, 27, 'the 27 recordings of the shared fixtures');
+});
 
 for (const r of recordings) {
   t.test(`${r.name} (${r.format}${r.stream ? ', stream' : ''}: ${r.features}) → a ${r.format} client`, async (t) => {

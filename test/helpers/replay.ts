@@ -26,6 +26,9 @@ export interface Recording {
   /** The request body recorded with it. */
   request: Record<string, any>;
   features: string;
+  /** File names in the fixtures folder. */
+  bodyFile: string;
+  requestFile: string;
 }
 
 export function loadRecordings(): Recording[] {
@@ -39,6 +42,8 @@ export function loadRecordings(): Recording[] {
     body: readFileSync(new URL(r.body, DIR)),
     request: JSON.parse(readFileSync(new URL(r.request, DIR), 'utf8')),
     features: r.features,
+    bodyFile: r.body,
+    requestFile: r.request,
   }));
 }
 
