@@ -52,7 +52,7 @@ export function toGatewayError(err: unknown): GatewayError {
   return new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.', { cause: err });
 }
 
-/** OpenAI-style `type` for the chat format. */
+/** OpenAI-style `type` for the chat format (OpenAI calls its own 500s `server_error`). */
 const chatType: Record<ErrorType, string> = {
   invalid_request_error: 'invalid_request_error',
   authentication_error: 'authentication_error',
@@ -61,7 +61,7 @@ const chatType: Record<ErrorType, string> = {
   request_too_large: 'invalid_request_error',
   billing_error: 'insufficient_quota',
   rate_limit_error: 'rate_limit_error',
-  api_error: 'api_error',
+  api_error: 'server_error',
   overloaded_error: 'service_unavailable',
   timeout_error: 'timeout',
 };

@@ -66,7 +66,7 @@ export default function formatTransform(_env: PluginEnv): Plugin {
       }
       return up.format === 'messages'
         ? new MessagesToChatStream({ model, created: createdOf(ctx), includeUsage })
-        : new ChatToMessagesStream({ model });
+        : new ChatToMessagesStream({ model, inputTokens: Math.ceil(ctx.estimatedInputTokens) });
     },
   };
 }

@@ -65,6 +65,7 @@ function onChatChunk(r: Reading, j: any): void {
     if (!d) continue;
     r.text.add(d.content);
     r.text.add(d.reasoning_content);
+    r.text.add(d.reasoning);
     if (Array.isArray(d.tool_calls)) {
       for (const t of d.tool_calls) {
         // A call's first fragment carries its name.
