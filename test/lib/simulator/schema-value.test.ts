@@ -2,6 +2,7 @@
 // (checked by ajv), and a hostile schema cannot make the generator loop or grow without bound.
 import t, { type Test } from 'tap';
 import fc from 'fast-check';
+import { startSimulator } from '../../../lib/simulator/index.js';
 import { valueFor } from '../../../lib/simulator/schema-value.js';
 import { schemaErrors } from '../../helpers/json-schema.js';
 
@@ -120,7 +121,7 @@ const numberSchema = fc
     bounds: fc.constantFrom('none', 'min', 'max', 'both', 'exclusive'),
   })
   .map(({ type, lo, width, step, bounds }) => {
-    const hi = lo + width + (step ?? 1) * 3;
+    const hi = lo + width + Math.max(step ?? 1, type === 'integer' ? 1 : 0) * 3;
     const s: Record<string, unknown> = { type };
     // An integer's step is whole (an integer that is a multiple of 0.25 may not exist in a small range).
     if (step !== undefined && (type === 'number' || Number.isInteger(step))) s.multipleOf = step;
@@ -168,4 +169,65 @@ t.test('property: a value generated for a random schema validates against it', a
     { numRuns: 1500 },
   );
   t.pass('1500 random schemas');
+});
+
+// --- Any JSON as a schema (a client's garbage): no exception, a value JSON can carry ---
+
+const keywords = ['type', 'properties', 'required', 'items', 'prefixItems', 'additionalProperties', 'additionalItems', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref', '$defs', 'definitions', 'minItems', 'maxItems', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'format', 'minProperties', 'maxProperties', '__proto__'];
+const { garbage } = fc.letrec<{ garbage: unknown }>((tie) => ({
+  garbage: fc.oneof(
+    { depthSize: 'small', maxDepth: 6 },
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.constantFrom('#', '#/$defs/a', '#/properties', '#/', '#/%E0%A4%A', 'object', 'array', 'integer', 'null', -1, 1e308, -1e308, 0.1),
+    fc.dictionary(fc.constantFrom(...keywords), tie('garbage'), { maxKeys: 5 }),
+    // Schema-shaped, so that the walks go deep.
+    fc.record(
+      {
+        type: fc.constantFrom('object', 'array', 'string', 'integer', 'number', 'boolean', 'null', ['object', 'null'], 'nonsense'),
+        properties: fc.dictionary(fc.string({ maxLength: 3 }), tie('garbage'), { maxKeys: 3 }),
+        required: fc.oneof(fc.array(fc.string({ maxLength: 3 }), { maxLength: 3 }), tie('garbage')),
+        additionalProperties: fc.oneof(fc.boolean(), tie('garbage')),
+        items: tie('garbage'),
+        anyOf: fc.array(tie('garbage'), { maxLength: 3 }),
+      },
+      { requiredKeys: ['type'] },
+    ),
+    fc.array(tie('garbage'), { maxLength: 4 }),
+  ),
+}));
+
+t.test('property: any JSON as a schema gives a JSON value, without an exception', async (t) => {
+  fc.assert(
+    fc.property(garbage, (s) => {
+      for (const schema of [s, { type: 'object', properties: { a: s }, $defs: { a: s } }]) {
+        const text = JSON.stringify(valueFor(schema));
+        if (typeof text !== 'string') throw new Error(`not JSON: ${String(text)}`);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+  t.pass('3000 garbage schemas');
+});
+
+t.test('property: garbage schemas in tools and output formats never make the simulator fail', async (t) => {
+  const sim = await startSimulator();
+  t.teardown(() => sim.close());
+  const post = async (path: string, body: object) => {
+    const res = await fetch(sim.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status >= 500) throw new Error(`${res.status} ${text}\nbody: ${JSON.stringify(body)}`);
+  };
+  const messages = [{ role: 'user', content: 'json <<sim tools=2>>' }];
+  await fc.assert(
+    fc.asyncProperty(garbage, fc.boolean(), fc.boolean(), fc.boolean(), async (inner, wrapped, strict, stream) => {
+      // Wrapped in a strict-looking root, so that the strict-mode check walks into it.
+      const s = wrapped ? { type: 'object', properties: { a: inner }, required: ['a'], additionalProperties: false } : inner;
+      await post('/v1/chat/completions', { model: 'm', messages, stream, tools: [{ type: 'function', function: { name: 'f', parameters: s, strict } }], tool_choice: 'required' });
+      await post('/v1/chat/completions', { model: 'm', messages, stream, response_format: { type: 'json_schema', json_schema: { name: 'r', schema: s, strict } } });
+      await post('/v1/messages', { model: 'm', max_tokens: 4000, messages, stream, tools: [{ name: 'f', input_schema: s }], tool_choice: { type: 'any' } });
+      await post('/v1/messages', { model: 'm', max_tokens: 4000, messages, stream, output_config: { format: { type: 'json_schema', schema: s } } });
+    }),
+    { numRuns: 300 },
+  );
+  t.pass('300 garbage schemas on four routes');
 });
