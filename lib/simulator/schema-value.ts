@@ -121,7 +121,8 @@ function resolve(w: Walk, raw: unknown): Record<string, any> | undefined {
     const target = pointer(w.root, $ref);
     if (!isObject(target) && target !== false) return rest;
     if (target === false) return undefined;
-    s = Object.keys(rest).length === 0 ? target : merge(rest, target);
+    // Keywords beside a $ref apply too (2019-09 on); they usually narrow it, so they win a clash.
+    s = Object.keys(rest).length === 0 ? target : merge(target, rest);
   }
   return {};
 }

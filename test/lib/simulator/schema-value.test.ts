@@ -58,6 +58,7 @@ t.test('combinators and references', async (t) => {
   valid(t, { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'integer', minimum: 50 } }, required: ['b'] }] }, 'allOf merged');
   valid(t, { allOf: [{ type: 'number' }, { type: 'integer' }, { minimum: 45 }] }, 'allOf narrows number to integer');
   valid(t, { type: 'object', properties: { a: { $ref: '#/$defs/A' }, b: { $ref: '#/definitions/B' } }, required: ['a', 'b'], $defs: { A: { type: 'integer', minimum: 3, maximum: 4 } }, definitions: { B: { enum: ['x'] } } }, '$defs and definitions');
+  valid(t, { $defs: { n: { type: 'integer', minimum: 0 } }, $ref: '#/$defs/n', minimum: 50 }, 'keywords beside a $ref narrow it');
   valid(t, { type: 'object', properties: { 'a/b': { type: 'integer', minimum: 99 }, c: { $ref: '#/properties/a~1b' } }, required: ['c'] }, 'JSON pointer escapes');
   valid(t, { $defs: { node: { type: 'object', properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['value'] } }, $ref: '#/$defs/node' }, 'a recursive tree');
   valid(t, { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }], items: false, minItems: 2 }, 'prefixItems, closed');
