@@ -63,10 +63,12 @@ for (const route of CHAT_ROUTES) {
       model: route.model,
       max_tokens: 1000,
       messages: [{ role: 'user' as const, content: 'File a ticket for the broken printer' }],
-      response_format: { type: 'json_schema' as const, json_schema: { name: 'ticket', schema: ticket, strict: true } },
+      // description: optional in the vendor's json_schema format, sent by client libraries.
+      response_format: { type: 'json_schema' as const, json_schema: { name: 'ticket', description: 'A support ticket', schema: ticket, strict: true } },
     };
     const { data, response } = await openai().chat.completions.parse(body).withResponse();
     t.equal(response.headers.get('x-service-listing'), route.listing);
+    if (route.path === 'passthrough') t.same(gw.sim.received.at(-1)?.body.response_format, body.response_format, 'forwarded as sent');
     t.equal(data.choices[0].finish_reason, 'stop');
     t.equal(schemaErrors(ticket, data.choices[0].message.parsed), undefined, JSON.stringify(data.choices[0].message.parsed));
     const streamed = await openai().chat.completions.stream(body).finalChatCompletion();
