@@ -48,7 +48,7 @@ const ticket = {
   },
   required: ['title', 'priority', 'labels', 'due', 'owner'],
   additionalProperties: false,
-};
+} as const;
 const weatherSchema = { type: 'object', properties: { city: { type: 'string' }, unit: { enum: ['c', 'f'] }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'unit'] };
 const chatTools: OpenAI.ChatCompletionFunctionTool[] = [
   { type: 'function', function: { name: 'get_weather', parameters: weatherSchema } },
@@ -134,7 +134,7 @@ for (const route of MESSAGES_ROUTES) {
       model: route.model,
       max_tokens: 1000,
       messages: [{ role: 'user' as const, content: 'File a ticket for the broken printer' }],
-      output_config: { format: jsonSchemaOutputFormat(ticket as typeof ticket & { type: 'object' }) },
+      output_config: { format: jsonSchemaOutputFormat(ticket) },
     };
     const data = await anthropic().messages.parse(body);
     t.equal(gw.sim.received.at(-1)?.path, route.listing.endsWith('@sim-chat') ? '/v1/chat/completions' : '/v1/messages', 'served by the expected upstream format');
