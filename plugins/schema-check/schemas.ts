@@ -134,7 +134,7 @@ defs.JsonObjectResponseFormat = object({ type: { const: 'json_object' } }, ['typ
 defs.JsonSchemaResponseFormat = object(
   {
     type: { const: 'json_schema' },
-    json_schema: object({ name: nonEmptyString, schema: anyObject, strict: boolean }, ['name', 'schema'], false),
+    json_schema: object({ name: nonEmptyString, description: string, schema: anyObject, strict: boolean }, ['name', 'schema'], false),
   },
   ['type', 'json_schema'],
   false,
