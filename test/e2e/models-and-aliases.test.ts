@@ -9,6 +9,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { errorWith } from '../helpers/error-pattern.js';
 import { loadConfig } from '../../lib/config.js';
 import { packageRoot } from '../../lib/package-root.js';
+import { DashboardClient } from '../dashboard/client.js';
 
 /** test/claude and test/gpt with aliases, and three more models so that pages have something to page. */
 function withAliases(cfg: Record<string, any>): void {
@@ -123,6 +124,23 @@ t.test('an alias is answered by its model on every route; the answer and the his
   t.match(await anthropic().models.retrieve('claude-opus-4-8'), { id: 'test/claude', type: 'model' }, 'retrieve resolves an alias to its model');
   t.match(await openai().models.retrieve('gpt-latest'), { id: 'test/gpt', object: 'model' });
   await t.rejects(anthropic().messages.create({ model: 'claude-opus-4-9', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }), errorWith({ status: 404 }));
+});
+
+t.test('the dashboard\'s request page shows the alias a request asked for beside its model', async (t) => {
+  const email = 'alias-viewer@example.com';
+  const owner = await DashboardClient.signUp(gw.url, email);
+  await gw.store.ledger.grant((await gw.store.accounts.byEmail(email))!.id, 1_000_000_000, 'test');
+  const { secret } = await owner.createKey('k');
+  const call = async (model: string) => {
+    const { response } = await new Anthropic({ baseURL: gw.url, apiKey: secret, maxRetries: 0 })
+      .messages.create({ model, max_tokens: 5, messages: [{ role: 'user', content: 'Hi <<sim words=1>>' }] })
+      .withResponse();
+    const id = response.headers.get('x-request-id')!;
+    await gw.gateway.requestFinished(id);
+    return (await owner.get(`/dashboard/requests/${id}`)).text;
+  };
+  t.match(await call('claude-opus-4-8'), /<dt>Model<\/dt><dd>test\/claude<span class="muted"> · asked as <code>claude-opus-4-8<\/code><\/span><\/dd>/);
+  t.match(await call('test/claude'), /<dt>Model<\/dt><dd>test\/claude<\/dd>/, 'nothing more when asked by its id');
 });
 
 t.test('the shipped config serves Claude Code\'s own model ids with its output budgets and prompt size', async (t) => {
