@@ -20,6 +20,11 @@ export interface GatewayErrorOptions {
   retryAfter?: number;
   /** Extra detail kept for history and tests, never sent to the client. */
   cause?: unknown;
+  /**
+   * Machine-readable detail sent in a messages-format error as `error.details`, e.g.
+   * `{ error_code: 'thread_not_found' }`, which the vendor's SDKs act on. Not part of the chat format.
+   */
+  details?: Record<string, unknown>;
 }
 
 export class GatewayError extends Error {
@@ -28,6 +33,7 @@ export class GatewayError extends Error {
   readonly code: string;
   readonly param: string | null;
   readonly retryAfter?: number;
+  readonly details?: Record<string, unknown>;
 
   constructor(status: number, type: ErrorType, code: string, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -37,6 +43,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.param = opts.param ?? null;
     this.retryAfter = opts.retryAfter ?? (status === 503 ? 1 : undefined);
+    if (opts.details) this.details = opts.details;
   }
 }
 
@@ -70,7 +77,9 @@ export function errorBody(err: GatewayError, format: WireFormat): object {
   if (format === 'chat') {
     return { error: { message: err.message, type: chatType[err.type], param: err.param, code: err.code } };
   }
-  return { type: 'error', error: { type: err.type, message: err.message } };
+  const error: Record<string, unknown> = { type: err.type, message: err.message };
+  if (err.details) error.details = err.details;
+  return { type: 'error', error };
 }
 
 /** The error as one SSE event for a stream that already started (format's own error event). */

@@ -49,7 +49,7 @@ export default function formatTransform(_env: PluginEnv): Plugin {
     },
 
     onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest): any {
-      const model = ctx.body.model;
+      const model = answerModel(ctx);
       if (up.format !== ctx.clientFormat) {
         return up.format === 'messages' ? chatCompletionOf(body, model, createdOf(ctx)) : messageOf(body, model);
       }
@@ -59,7 +59,7 @@ export default function formatTransform(_env: PluginEnv): Plugin {
     },
 
     onStream(ctx: RequestContext, up: UpstreamRequest): StreamHook {
-      const model = ctx.body.model;
+      const model = answerModel(ctx);
       const includeUsage = ctx.body.stream_options?.include_usage === true;
       if (up.format === ctx.clientFormat) {
         return up.format === 'messages' ? messagesPassthrough(model) : chatPassthrough(model, includeUsage);
@@ -81,6 +81,12 @@ function askAtLeastSubscriptionMinimum(up: UpstreamRequest): void {
   const field = up.format === 'chat' && up.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
   if (up.body[field] < SUBSCRIPTION_MIN_OUTPUT) up.body[field] = SUBSCRIPTION_MIN_OUTPUT;
 }
+
+/**
+ * The model the answer names: the one that served, by its id; a request that named it by an alias
+ * gets the id, as the vendors answer for their own aliases.
+ */
+const answerModel = (ctx: RequestContext): string => ctx.model?.id ?? ctx.body.model;
 
 /** A chat client gave no output budget: the one the hold was sized for on this offer. */
 const defaultOutputBudget = (ctx: RequestContext, up: UpstreamRequest): number => offerOutputBudget(up.offer, ctx.outputBudget, false);

@@ -141,6 +141,7 @@ function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usag
     keyId: auth.keyId,
     route: ctx.route,
     model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
+    requestedModel: ctx.requestedModel ?? null,
     listing: ctx.offer?.listing ?? null,
     attempts: ctx.attempts,
     status: outcome,

@@ -203,6 +203,7 @@ t.test('requests show / list', async (t) => {
       listing: 'test/gpt@sim-chat', attempts: [{ listing: 'test/gpt@sim-chat', outcome: 'ok', status: 200, durationMs: 31.6 }],
       status: 'ok', httpStatus: 200, stream: i === 1, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
       holdNano: 1_000_000, costNano: 75_000, latencyMs: 40.2, ttfbMs: 12.7, error: null,
+      requestedModel: i === 2 ? 'gpt-latest' : null,
     });
   }
   await store.close();
@@ -210,6 +211,8 @@ t.test('requests show / list', async (t) => {
   const show = await run(['requests', 'show', 'req_1']);
   t.equal(show.code, 0);
   t.match(show.out, /request req_1[\s\S]*route:\s+chat \(stream\)[\s\S]*listing:\s+test\/gpt@sim-chat[\s\S]*cost:\s+\$0\.000075[\s\S]*latency:\s+40 ms \(first byte 13 ms\)[\s\S]*1\. test\/gpt@sim-chat: ok \(HTTP 200\), 32 ms/);
+  t.match(show.out, /model:\s+test\/gpt\n/, 'asked by its own id: no alias shown');
+  t.match((await run(['requests', 'show', 'req_2'])).out, /model:\s+test\/gpt \(asked as gpt-latest\)\n/, 'the alias the client sent, read back from the file');
   t.match(await run(['requests', 'show', 'req_nope']), { code: 1, error: 'no request req_nope in the history' });
 
   const list = await run(['requests', 'list', '--account', 'a@example.com', '--limit', '2']);
