@@ -134,7 +134,7 @@ t.test('failure mode 5 and 16: an assistant turn of only tool calls has content 
 });
 
 t.test('tools, tool_choice and disable_parallel_tool_use', async (t) => {
-  const tools = [{ name: 'f', description: 'F', input_schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true, cache_control: { type: 'ephemeral' } }];
+  const tools = [{ name: 'f', description: 'F', input_schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false }, strict: true, cache_control: { type: 'ephemeral' } }];
   const out = convert({ ...base, tools, tool_choice: { type: 'any', disable_parallel_tool_use: true }, messages: [user('x')] });
   t.strictSame(out.tools, [{ type: 'function', function: { name: 'f', parameters: tools[0].input_schema, description: 'F', strict: true } }]);
   t.equal(out.tool_choice, 'required');
