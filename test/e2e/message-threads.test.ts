@@ -57,8 +57,10 @@ for (const [route, model, listing] of [
         max_tokens: 200,
         system: 'You check the weather.',
         tools: [tool],
-        messages: [{ role: 'user', content: 'Weather in Paris? <<sim tools=1 words=3>>' }],
-        // The simulator calls a tool on every turn while the directive is in the conversation: stop after three.
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        // A forced tool choice (which the runner sends on every turn) makes the upstream call the
+        // tool again after each result, as the vendors do: stop after three.
+        tool_choice: { type: 'tool', name: 'get_weather' },
         max_iterations: 3,
         ...(stream ? { stream: true as const } : {}),
       });
