@@ -1,8 +1,8 @@
 // Client matrix: the Claude Code CLI (`claude -p`, the npm release pinned in devDependencies) with the
 // README's settings against a gateway with the default config. A recording proxy in front of the
 // gateway shows what Claude Code asks for (its model ids, output budgets, prompt sizes), which the
-// README states and the config's aliases must cover. Each run has a key of its own, so the runs go
-// at once and their requests are told apart by key.
+// README states and the config's aliases must cover. Each run has a key of its own and a tag in its
+// prompt, so runs go two at a time and their requests (to the gateway, to the upstream) are told apart.
 import t from 'tap';
 import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
@@ -34,9 +34,9 @@ interface Run {
 let runCount = 0;
 
 /**
- * `claude -p PROMPT` (the prompt tagged so that the upstream requests of this run can be found) with the README's settings (address and key replaced by the test's) plus `extra`.
- * Only the test's own switches are added: no update checks, no telemetry, no traffic but the
- * gateway's, a HOME of its own.
+ * `claude -p PROMPT` with the README's settings (address and key replaced by the test's), less
+ * `without`, plus `env`. Only the test's own switches are added: no update checks, no telemetry,
+ * no traffic but the gateway's, a HOME of its own.
  */
 async function claude(o: { args?: string[]; env?: Record<string, string>; without?: string[]; prompt?: string } = {}): Promise<Run> {
   const tag = `(run ${++runCount})`;
