@@ -139,8 +139,8 @@ t.test("the README's settings, Claude Code's own model id: the alias serves it",
 
 // Without CLAUDE_CODE_MAX_OUTPUT_TOKENS: the ids and budgets Claude Code picks, as the README states them.
 for (const [name, model, budget, upstream] of [
-  ['default budget', 'claude-opus-4-8', 64000, '/v1/chat/completions'],
-  ['sonnet', 'claude-sonnet-5', 64000, '/v1/chat/completions'],
+  ['default budget', 'claude-opus-4-8', 64000, '/v1/messages'],
+  ['sonnet', 'claude-sonnet-5', 64000, '/v1/messages'],
   ['haiku', 'claude-haiku-4-5-20251001', 32000, '/v1/messages'],
   ['gateway id, default budget', 'demo/claude-like', 32000, '/v1/messages'],
 ] as const) {
@@ -149,7 +149,7 @@ for (const [name, model, budget, upstream] of [
     t.equal(run.asked[0]?.body?.model, model, 'the id the README names');
     t.equal(run.asked[0]?.body?.max_tokens, budget, 'the budget the README names');
     answered(t, run);
-    // demo/claude-like's messages-format offer has a ceiling of 32,000 output tokens.
+    // demo/claude-like's messages-format offer (the cheapest) takes the whole 64,000 and the context-1m beta.
     t.strictSame(run.upstream, [upstream], `served on ${upstream}`);
   });
 }
