@@ -59,12 +59,15 @@ export function toGatewayError(err: unknown): GatewayError {
   return new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.', { cause: err });
 }
 
-/** OpenAI-style `type` for the chat format (OpenAI calls its own 500s `server_error`). */
+/**
+ * OpenAI-style `type` for the chat format (OpenAI calls its own 500s `server_error` and answers an
+ * unknown model or path `invalid_request_error`, the code saying which).
+ */
 const chatType: Record<ErrorType, string> = {
   invalid_request_error: 'invalid_request_error',
   authentication_error: 'authentication_error',
   permission_error: 'permission_error',
-  not_found_error: 'not_found_error',
+  not_found_error: 'invalid_request_error',
   request_too_large: 'invalid_request_error',
   billing_error: 'insufficient_quota',
   rate_limit_error: 'rate_limit_error',

@@ -372,7 +372,7 @@ t.test('errors: both body shapes, the chat type of every error type, Retry-After
     ['invalid_request_error', 'invalid_request_error'],
     ['authentication_error', 'authentication_error'],
     ['permission_error', 'permission_error'],
-    ['not_found_error', 'not_found_error'],
+    ['not_found_error', 'invalid_request_error'],
     ['request_too_large', 'invalid_request_error'],
     ['billing_error', 'insufficient_quota'],
     ['rate_limit_error', 'rate_limit_error'],
