@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../config-types.js';
 import type { Logger } from '../log.js';
 import type { Store } from './types.js';
 import { openSqliteStore } from './sqlite/store.js';
-import { DAY_MS } from './sqlite/history.js';
+import { DAY_MS } from './queued-history.js';
 
 export type * from './types.js';
 export { StoreError } from './types.js';
@@ -26,7 +26,7 @@ export interface StoreOptions {
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   return openSqliteStore({
-    path: config.storage.sqlite,
+    path: config.storage.sqlite!,
     commitIntervalMs: config.storage.commit_interval_ms ?? 20,
     clock: opts.clock ?? Date.now,
     backgroundWriter: opts.backgroundWriter ?? false,

@@ -89,7 +89,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     config,
     sim: gateway.simulator!,
     store,
-    dbPath: config.storage.sqlite,
+    dbPath: config.storage.sqlite!,
     accountId: account.id,
     keyId: key.id,
     apiKey: secret,

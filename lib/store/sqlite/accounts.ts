@@ -4,7 +4,7 @@ import { StoreError } from '../types.js';
 import { randomBytes } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../password.js';
 import type { ChangeWatcher } from './changes.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;

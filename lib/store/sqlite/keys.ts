@@ -2,9 +2,10 @@
 import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../api-key.js';
-import { QueuedRows, type Batch, type BatchPart, type WriteBatcher } from './batch.js';
+import { QueuedRows, type BatchPart, type WriteBatcher } from '../write-batcher.js';
+import type { Batch } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
 
 interface KeyRow {
@@ -35,14 +36,14 @@ function rateLimit(v: number | null | undefined, what: string): number | null {
   return v;
 }
 
-export class SqliteApiKeys implements ApiKeys, BatchPart {
+export class SqliteApiKeys implements ApiKeys, BatchPart<Batch> {
   private readonly stmt;
   /** key id → last use, written with the next batch. */
   private readonly used = new QueuedRows<number, number>();
 
   constructor(
     db: Db,
-    private readonly batcher: WriteBatcher,
+    private readonly batcher: WriteBatcher<Batch>,
     private readonly changes: ChangeWatcher,
     private readonly months: MonthClock,
   ) {

@@ -10,9 +10,10 @@ import type {
 } from '../types.js';
 import { StoreError } from '../types.js';
 import { processRuns } from '../process.js';
-import type { Batch, BatchPart, WriteBatcher } from './batch.js';
+import type { BatchPart, WriteBatcher } from '../write-batcher.js';
+import type { Batch } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import { durableTransaction, type Db } from './open.js';
 
 interface AccountMoney {
@@ -76,7 +77,7 @@ export interface HoldOwner {
   token: string;
 }
 
-export class SqliteLedger implements Ledger, BatchPart {
+export class SqliteLedger implements Ledger, BatchPart<Batch> {
   private readonly accounts = new Map<number, AccountMoney>();
   private readonly keys = new Map<number, KeyMoney>();
   private readonly open = new Map<string, HoldState>();
@@ -97,7 +98,7 @@ export class SqliteLedger implements Ledger, BatchPart {
 
   constructor(
     private readonly db: Db,
-    private readonly batcher: WriteBatcher,
+    private readonly batcher: WriteBatcher<Batch>,
     private readonly changes: ChangeWatcher,
     private readonly months: MonthClock,
     private readonly owner: HoldOwner,

@@ -4,7 +4,7 @@
 import type { NewPayment, Payment, Payments, PaymentStatus } from '../types.js';
 import { StoreError } from '../types.js';
 import type { SqliteLedger } from './ledger.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
 
 interface PaymentRow {

@@ -2,7 +2,7 @@
 // file does not log anyone in).
 import { createHash, randomBytes } from 'node:crypto';
 import type { DashboardSession, Sessions } from '../types.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();

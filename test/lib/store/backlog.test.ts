@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
 import type { LogLevel } from '../../../lib/log.js';
-import { retryDelayMs } from '../../../lib/store/sqlite/batch.js';
+import { retryDelayMs } from '../../../lib/store/write-batcher.js';
 import { checkInvariants } from '../../helpers/invariants.js';
 import { historyRow, seedAccount, tempStore } from './fixtures/store.js';
 

@@ -3,7 +3,7 @@
 // background, a bounded number per batch.
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/sqlite/refusal-counts.js';
+import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/refusal-counts.js';
 import type { SqliteHistory } from '../../../lib/store/sqlite/history.js';
 import type { HistoryRow } from '../../../lib/store/types.js';
 import { historyRow, seedAccount, tempStore } from './fixtures/store.js';
