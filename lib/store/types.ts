@@ -304,7 +304,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid';
+/** 'unavailable': the database cannot be reached at the moment (a networked store); the gateway answers 503. */
+export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid' | 'unavailable';
 
 export class StoreError extends Error {
   constructor(readonly code: StoreErrorCode, message: string) {
