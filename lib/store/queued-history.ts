@@ -140,14 +140,14 @@ export abstract class QueuedHistory<B> implements History, BatchPart<B> {
    * Delete rows that arrived more than `retentionMs` before `clock()`, in the background: every
    * PRUNE_CHECK_MS the oldest row is looked at, and if it is past the retention the next batch
    * deletes up to PRUNE_BATCH_ROWS of the oldest rows, so the writer is never stalled by one large
-   * delete. Stopped by stopPruning.
+   * delete. Stopped by stopPruning. Resolves when the first check is done (it never rejects).
    */
-  startPruning(retentionMs: number, clock: () => number): void {
+  startPruning(retentionMs: number, clock: () => number): Promise<void> {
     this.stopPruning();
     const check = () => Promise.resolve(this.checkRetention(retentionMs, clock)).catch(() => {}); // retried at the next check
     this.pruneTimer = setInterval(check, PRUNE_CHECK_MS);
     this.pruneTimer.unref();
-    void check();
+    return check();
   }
 
   /** The oldest row is past the retention: the next batch prunes. */
