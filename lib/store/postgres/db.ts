@@ -134,6 +134,9 @@ export class Db {
       },
     };
     let broken: Error | undefined;
+    // A connection that breaks while checked out emits 'error' on the client: unheard, it would end the process.
+    const onError = (err: Error) => (broken ??= err);
+    client.on('error', onError);
     try {
       await client.query(opts.durable ? 'BEGIN; SET LOCAL synchronous_commit = on' : 'BEGIN');
       const result = await fn(tx);
@@ -147,6 +150,7 @@ export class Db {
       }
       throw err;
     } finally {
+      client.removeListener('error', onError);
       client.release(broken); // a broken connection is closed, not reused
     }
   }

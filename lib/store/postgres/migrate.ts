@@ -20,6 +20,8 @@ export async function migrate(db: Db): Promise<string[]> {
   // A session lock, on one connection held for the whole run.
   const client = await db.pool.connect();
   let broken: Error | undefined;
+  const onError = (err: Error) => (broken ??= err); // a break while checked out must not end the process
+  client.on('error', onError);
   try {
     await client.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATION_LOCK]);
     try {
@@ -46,6 +48,7 @@ export async function migrate(db: Db): Promise<string[]> {
       await client.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [MIGRATION_LOCK]).catch((e) => (broken = e));
     }
   } finally {
+    client.removeListener('error', onError);
     client.release(broken);
   }
 }
