@@ -1,15 +1,19 @@
 // Opening the store named by the config: SQLite (the embedded default, one serving process) or
 // PostgreSQL (any number of nodes).
 import type { GatewayConfig } from '../config-types.js';
-import type { Logger } from '../log.js';
+import { stderrLogger, type Logger } from '../log.js';
 import type { Store } from './types.js';
 import { openSqliteStore } from './sqlite/store.js';
 import { openPostgresStore } from './postgres/store.js';
+import { Db } from './postgres/db.js';
+import { migrate as migratePostgres } from './postgres/migrate.js';
+import { migrateFile } from './sqlite/open.js';
 import { DAY_MS } from './queued-history.js';
 
 export type * from './types.js';
 export { StoreError } from './types.js';
 export { DatabaseInUseError } from './sqlite/lock.js';
+export { SERVING_CHANGE_POLL_MS } from './postgres/changes.js';
 
 export interface StoreOptions {
   /** Milliseconds since the epoch (tests inject one to cross month boundaries). */
@@ -29,6 +33,23 @@ export interface StoreOptions {
    * from the last answer in between (the serving gateway; default 0: at every call).
    */
   changePollMs?: number;
+}
+
+/**
+ * Apply the store's pending migrations and nothing else (`gateway db migrate`); returns where, and
+ * the names applied (none: the database was up to date). PostgreSQL: under the advisory lock, so
+ * nodes starting meanwhile wait for it.
+ */
+export async function migrateStore(config: GatewayConfig): Promise<{ location: string; applied: string[] }> {
+  if (config.storage.postgres === undefined) return { location: config.storage.sqlite!, applied: migrateFile(config.storage.sqlite!) };
+  const db = new Db(config.storage.postgres, stderrLogger, 1);
+  try {
+    let applied: string[] = [];
+    await db.openWith(async () => void (applied = await migratePostgres(db)));
+    return { location: db.location, applied };
+  } finally {
+    await db.close();
+  }
 }
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {

@@ -6,6 +6,13 @@
 // arriving while a poll is in flight share it. This node's own changes count at once (bump).
 import type { Db } from './db.js';
 
+/**
+ * The serving gateway's spacing of polls: a change made on another node or from the command line
+ * is honoured within about 100 ms, and a node reads the counter at most 10 times a second however
+ * many requests it serves (instead of a round trip per request).
+ */
+export const SERVING_CHANGE_POLL_MS = 100;
+
 export class ChangeCounter {
   /** Moves on every change that may affect cached keys, routing or accounts. */
   version = 0;
