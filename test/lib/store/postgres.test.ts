@@ -68,6 +68,17 @@ t.test('300 concurrent reserves on 3 nodes against a key\'s monthly limit for 20
   t.same(await checkInvariants(all[0], { noOpenHolds: true }), []);
 });
 
+t.test('a payment confirmed on 3 nodes at once (a webhook delivered to each) is credited once', { skip }, async (t) => {
+  const { all } = await nodes(t, 3);
+  const a = await seedAccount(all[0], 0);
+  await all[0].payments.create({ accountId: a.accountId, providerRef: 'cs_everywhere', amountNano: 5 * USD, method: 'card' });
+  const confirmations = await Promise.all(Array.from({ length: 30 }, (_, i) => all[i % 3].payments.confirm('cs_everywhere')));
+  t.equal(confirmations.filter((c) => c?.credited).length, 1, 'one credit');
+  t.ok(confirmations.every((c) => c?.payment.status === 'confirmed'));
+  t.equal((await all[1].ledger.balance(a.accountId)).balance, 5 * USD);
+  t.same(await checkInvariants(all[2]), []);
+});
+
 /** Heartbeat and sweep timers that never fire within a test: the test decides when a node beats or sweeps. */
 const manual = { nodeTimings: { heartbeatMs: 3_600_000, sweepMs: 3_600_000 } };
 

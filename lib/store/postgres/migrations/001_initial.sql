@@ -110,7 +110,7 @@ CREATE TABLE key_spend (
 );
 
 CREATE TABLE request_history (
-  request_id            TEXT PRIMARY KEY,
+  request_id            TEXT COLLATE "C" PRIMARY KEY,   -- byte order: list paging compares ids as the gateway does
   time                  BIGINT NOT NULL,
   account_id            BIGINT NOT NULL,
   key_id                BIGINT NOT NULL,
