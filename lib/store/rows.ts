@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { RoutingSettings } from '../context.js';
 import { generateApiKey, hashApiKey, keyPrefix } from './api-key.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { Account, ApiKeyRecord, NewApiKey, Payment, PaymentStatus } from './types.js';
+import type { Account, ApiKeyRecord, EntryKind, LedgerEntry, NewApiKey, Payment, PaymentStatus } from './types.js';
 import { StoreError } from './types.js';
 
 // --- accounts ---
@@ -147,6 +147,33 @@ export const toPayment = (r: PaymentRow): Payment => ({
 
 export function checkPaymentAmount(amountNano: number): void {
   if (!Number.isSafeInteger(amountNano) || amountNano <= 0) throw new StoreError('invalid', 'a payment must be a positive amount');
+}
+
+// --- the journal ---
+
+export interface JournalRow {
+  id: number;
+  account_id: number;
+  key_id: number | null;
+  kind: EntryKind;
+  amount: number;
+  hold_id: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+export const toLedgerEntry = (r: JournalRow): LedgerEntry => ({
+  id: r.id, accountId: r.account_id, keyId: r.key_id, kind: r.kind, amountNano: r.amount,
+  holdId: r.hold_id, note: r.note, createdAt: r.created_at,
+});
+
+/** A credit entry to post: an operator grant, or the top-up of a confirmed payment. */
+export interface CreditDraft {
+  accountId: number;
+  amountNano: number;
+  kind: 'grant' | 'topup';
+  note: string | null;
+  paymentId: number | null;
 }
 
 // --- dashboard sessions ---

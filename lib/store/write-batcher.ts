@@ -60,6 +60,36 @@ export class QueuedRows<K, V> {
   }
 }
 
+/** A part whose rows are queued by key (a newer row replaces the queued one of its key); `put` adds one to a batch. */
+export class KeyedRows<B, K, V> implements BatchPart<B> {
+  private readonly rows = new QueuedRows<K, V>();
+
+  constructor(private readonly batcher: WriteBatcher<B>, private readonly put: (batch: B, key: K, value: V) => void) {
+    batcher.add(this);
+  }
+
+  set(key: K, value: V): void {
+    this.rows.queued.set(key, value);
+    this.batcher.schedule();
+  }
+
+  take(batch: B): void {
+    for (const [k, v] of this.rows.take()) this.put(batch, k, v);
+  }
+
+  unwritten(): number {
+    return this.rows.size;
+  }
+
+  committed(): void {
+    this.rows.committed();
+  }
+
+  failed(): void {
+    this.rows.failed();
+  }
+}
+
 /** Runs a batch in one write transaction; resolves once it committed. */
 export interface BatchExecutor<B> {
   run(batch: B): Promise<void>;

@@ -2,23 +2,23 @@
 import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
 import { draftKey, draftRecord, toKeyRecord, type KeyRow } from '../rows.js';
-import { QueuedRows, type BatchPart, type WriteBatcher } from '../write-batcher.js';
+import { KeyedRows, type WriteBatcher } from '../write-batcher.js';
 import type { MonthClock } from '../month.js';
 import type { PgBatch } from './batch.js';
 import type { ChangeCounter } from './changes.js';
 import { FOREIGN_KEY_VIOLATION, type Db } from './db.js';
 
-export class PgApiKeys implements ApiKeys, BatchPart<PgBatch> {
+export class PgApiKeys implements ApiKeys {
   /** key id → last use, written with the next batch. */
-  private readonly used = new QueuedRows<number, number>();
+  private readonly used: KeyedRows<PgBatch, number, number>;
 
   constructor(
     private readonly db: Db,
-    private readonly batcher: WriteBatcher<PgBatch>,
+    batcher: WriteBatcher<PgBatch>,
     private readonly changes: ChangeCounter,
     private readonly months: MonthClock,
   ) {
-    batcher.add(this);
+    this.used = new KeyedRows(batcher, (batch, id, at) => void batch.touches.set(id, at));
   }
 
   async create(input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string }> {
@@ -57,23 +57,6 @@ export class PgApiKeys implements ApiKeys, BatchPart<PgBatch> {
   }
 
   touch(id: number): void {
-    this.used.queued.set(id, this.months.now());
-    this.batcher.schedule();
-  }
-
-  take(batch: PgBatch): void {
-    for (const [id, at] of this.used.take()) batch.touches.set(id, at);
-  }
-
-  unwritten(): number {
-    return this.used.size;
-  }
-
-  committed(): void {
-    this.used.committed();
-  }
-
-  failed(): void {
-    this.used.failed();
+    this.used.set(id, this.months.now());
   }
 }

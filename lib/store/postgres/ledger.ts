@@ -9,9 +9,10 @@
 // again once they are. Credits (grants, top-ups) are written at once, durably.
 import type { Logger } from '../../log.js';
 import type {
-  BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult, ReserveRefusal,
+  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult, ReserveRefusal,
 } from '../types.js';
 import { StoreError } from '../types.js';
+import { toLedgerEntry, type CreditDraft, type JournalRow } from '../rows.js';
 import type { MonthClock } from '../month.js';
 import type { BatchPart, WriteBatcher } from '../write-batcher.js';
 import type { HoldEnd, PgBatch } from './batch.js';
@@ -34,26 +35,6 @@ interface ReserveRow {
   available: number;
   month_to_date: number | null;
   key_held: number | null;
-}
-
-interface JournalRow {
-  id: number;
-  account_id: number;
-  key_id: number | null;
-  kind: EntryKind;
-  amount: number;
-  hold_id: string | null;
-  note: string | null;
-  created_at: number;
-}
-
-/** A credit entry to post: an operator grant, or the top-up of a confirmed payment. */
-export interface CreditDraft {
-  accountId: number;
-  amountNano: number;
-  kind: 'grant' | 'topup';
-  note: string | null;
-  paymentId: number | null;
 }
 
 const RESERVE = { name: 'gateway_reserve', text: 'SELECT * FROM gateway_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9)' };
@@ -240,11 +221,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   }
 
   async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
-    const rows = await this.db.query<JournalRow>('SELECT * FROM journal WHERE account_id = $1 ORDER BY id DESC LIMIT $2', [accountId, opts.limit ?? 20]);
-    return rows.map((r) => ({
-      id: r.id, accountId: r.account_id, keyId: r.key_id, kind: r.kind, amountNano: r.amount,
-      holdId: r.hold_id, note: r.note, createdAt: r.created_at,
-    }));
+    return (await this.db.query<JournalRow>('SELECT * FROM journal WHERE account_id = $1 ORDER BY id DESC LIMIT $2', [accountId, opts.limit ?? 20])).map(toLedgerEntry);
   }
 
   // --- batch part ---

@@ -2,20 +2,20 @@
 import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
 import { draftKey, draftRecord, toKeyRecord, type KeyRow } from '../rows.js';
-import { QueuedRows, type BatchPart, type WriteBatcher } from '../write-batcher.js';
+import { KeyedRows, type WriteBatcher } from '../write-batcher.js';
 import type { Batch } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
 
-export class SqliteApiKeys implements ApiKeys, BatchPart<Batch> {
+export class SqliteApiKeys implements ApiKeys {
   private readonly stmt;
   /** key id → last use, written with the next batch. */
-  private readonly used = new QueuedRows<number, number>();
+  private readonly used: KeyedRows<Batch, number, number>;
 
   constructor(
     db: Db,
-    private readonly batcher: WriteBatcher<Batch>,
+    batcher: WriteBatcher<Batch>,
     private readonly changes: ChangeWatcher,
     private readonly months: MonthClock,
   ) {
@@ -27,7 +27,7 @@ export class SqliteApiKeys implements ApiKeys, BatchPart<Batch> {
       byPrefix: db.prepare('SELECT * FROM api_keys WHERE prefix = ?'),
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     };
-    batcher.add(this);
+    this.used = new KeyedRows(batcher, (batch, id, at) => batch.touchKey.push(at, id));
   }
 
   async create(input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string }> {
@@ -65,23 +65,6 @@ export class SqliteApiKeys implements ApiKeys, BatchPart<Batch> {
   }
 
   touch(id: number): void {
-    this.used.queued.set(id, this.months.now());
-    this.batcher.schedule();
-  }
-
-  take(batch: Batch): void {
-    for (const [id, at] of this.used.take()) batch.touchKey.push(at, id);
-  }
-
-  unwritten(): number {
-    return this.used.size;
-  }
-
-  committed(): void {
-    this.used.committed();
-  }
-
-  failed(): void {
-    this.used.failed();
+    this.used.set(id, this.months.now());
   }
 }
