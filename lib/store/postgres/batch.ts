@@ -74,6 +74,20 @@ const TOUCH_KEYS = `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at
   FROM unnest($1::bigint[], $2::bigint[]) AS v(id, at)
   WHERE k.id = v.id AND k.id IN (SELECT id FROM api_keys WHERE id = ANY($1::bigint[]) FOR UPDATE SKIP LOCKED)`;
 
+/**
+ * A history value as PostgreSQL takes it. A text with a NUL character, or a number that is not an
+ * integer where the column is BIGINT, would fail the whole batch, and every batch after it (the rows
+ * are queued again): a client could stop every node from admitting requests with one model name.
+ * NUL becomes U+FFFD; numbers are rounded (history holds no money that is not an integer already).
+ */
+function historyValue(v: unknown): unknown {
+  if (typeof v === 'string') return v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v;
+  if (typeof v === 'number' && !Number.isSafeInteger(v)) {
+    return Number.isFinite(v) ? Math.round(Math.min(Number.MAX_SAFE_INTEGER, Math.max(-Number.MAX_SAFE_INTEGER, v))) : 0;
+  }
+  return v;
+}
+
 /** Column arrays of `rows` (each row an array of values), `width` columns. */
 function columns(rows: unknown[][], width: number): unknown[][] {
   const cols: unknown[][] = Array.from({ length: width }, () => []);
@@ -88,14 +102,15 @@ async function write(tx: Tx, b: PgBatch): Promise<void> {
     b.notOpen = r.not_open;
   }
   if (b.history.length) {
-    const cols = columns(b.history.map(historyValues), HISTORY_COLUMNS.length);
+    const cols = columns(b.history.map(historyValues), HISTORY_COLUMNS.length).map((col) => col.map(historyValue));
     const stream = HISTORY_COLUMNS.indexOf('stream');
     cols[stream] = cols[stream].map((v) => v === 1);
     await tx.query(INSERT_HISTORY, cols);
   }
   if (b.refusals.length) {
     const r = b.refusals;
-    await tx.query(COUNT_REFUSALS, [r.map((c) => c.id), r.map((c) => c.time), r.map((c) => c.accountId), r.map((c) => c.keyId), r.map((c) => c.route), r.map((c) => c.count)]);
+    await tx.query(COUNT_REFUSALS, [r.map((c) => historyValue(c.id)), r.map((c) => c.time), r.map((c) => c.accountId), r.map((c) => c.keyId),
+      r.map((c) => c.route), r.map((c) => c.count)]);
   }
   if (b.pruneBefore !== undefined) await tx.query(PRUNE_HISTORY, [b.pruneBefore]);
   if (b.touches.size) await tx.query(TOUCH_KEYS, [[...b.touches.keys()], [...b.touches.values()]]);

@@ -48,8 +48,15 @@ export function isUnavailable(err: unknown): boolean {
   return /Connection terminated|timeout exceeded|Query read timeout|Client has encountered a connection error|not queryable/i.test(e?.message ?? '');
 }
 
-function unavailable(err: unknown): never {
-  throw new StoreError('unavailable', `the database cannot be reached: ${(err as Error).message}`);
+/**
+ * A database error as the store reports it: unreachable → 'unavailable'; a value the database
+ * cannot store (SQLSTATE class 22: a NUL in a text, a number out of range) → 'invalid'; else as is.
+ */
+function translate(err: unknown): never {
+  if (isUnavailable(err)) throw new StoreError('unavailable', `the database cannot be reached: ${(err as Error).message}`);
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('22')) throw new StoreError('invalid', `a value the database cannot store: ${(err as Error).message}`);
+  throw err;
 }
 
 /** A transaction's client: its queries go to one connection, in order. */
@@ -106,8 +113,7 @@ export class Db {
     try {
       return await this.direct<R>(q, values);
     } catch (err) {
-      if (isUnavailable(err)) unavailable(err);
-      throw err;
+      translate(err);
     }
   }
 
@@ -125,8 +131,7 @@ export class Db {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      if (isUnavailable(err)) unavailable(err);
-      throw err;
+      translate(err);
     }
     const tx: Tx = {
       async query(q, values) {
@@ -144,11 +149,8 @@ export class Db {
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch((e) => (broken = e));
-      if (isUnavailable(err)) {
-        broken ??= err as Error;
-        unavailable(err);
-      }
-      throw err;
+      if (isUnavailable(err)) broken ??= err as Error;
+      translate(err);
     } finally {
       client.removeListener('error', onError);
       client.release(broken); // a broken connection is closed, not reused

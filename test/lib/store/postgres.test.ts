@@ -201,6 +201,19 @@ t.test('a change on one node reaches the others at their next sync; polls can be
   t.equal(await b.sync(), vb3, 'a grant or a key\'s last use does not empty caches');
 });
 
+t.test('a history row no column can take as sent (a NUL in a text, a fraction in a count) is written, not a batch failing for ever', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const store = await node(t, url);
+  const a = await seedAccount(store, 0);
+  store.history.record({ ...historyRow(a, 'req-odd'), model: 'gpt\u0000evil', error: 'bad\u0000byte', latencyMs: 1.5,
+    usage: { input: 2.5, output: Number.NaN, cacheRead: 1e300, cacheWrite: 0, cacheWrite1h: 0 } });
+  await store.flush();
+  t.match(await store.history.get('req-odd'), { model: 'gpt\uFFFDevil', error: 'bad\uFFFDbyte', latencyMs: 2,
+    usage: { input: 3, output: 0, cacheRead: Number.MAX_SAFE_INTEGER } });
+  await t.rejects(store.keys.create({ accountId: a.accountId, name: 'nul\u0000name' }), { code: 'invalid' },
+    'a NUL in a value written at once: a clear refusal, not a crash');
+});
+
 t.test('the database going away: holds refused (503), reads fail as unavailable, queued rows wait and are written when it is back', { skip }, async (t) => {
   const url = await freshPostgresUrl();
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
