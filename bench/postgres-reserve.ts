@@ -60,6 +60,15 @@ async function main(): Promise<void> {
     for (let i = 0; i < 500; i++) await request(); // warm: prepared statements, plans, pool
     await store.flush();
 
+    // The floor: a round trip that does nothing, on the same server and machine.
+    const floor: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const started = performance.now();
+      await admin.query('SELECT 1');
+      floor.push(performance.now() - started);
+    }
+    floor.sort((a, b) => a - b);
+
     // One at a time: each request's reserve is the only one in flight.
     const one: number[] = [];
     statements = 0;
@@ -80,6 +89,7 @@ async function main(): Promise<void> {
     const concMs = performance.now() - t1;
     many.sort((a, b) => a - b);
 
+    console.log(`SELECT 1 round trip:     p50 ${ms(percentile(floor, 50))}  p99 ${ms(percentile(floor, 99))}`);
     console.log(`reserve, one in flight:  p50 ${ms(percentile(one, 50))}  p99 ${ms(percentile(one, 99))}  (${Math.round(5000 / (seqMs / 1000))} requests/s)`);
     console.log(`reserve, 32 in flight:   p50 ${ms(percentile(many, 50))}  p99 ${ms(percentile(many, 99))}  (${Math.round(many.length / (concMs / 1000))} requests/s, one account)`);
     console.log(`statements per request (one in flight): ${perRequest.toFixed(3)} in all; the request waits for 1 (its reserve)`);
