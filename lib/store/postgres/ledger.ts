@@ -141,6 +141,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
         this.months.month(now), req.requestId ?? null, now, this.nodeId] }))!;
       this.outage.ok();
     } catch (err) {
+      if (!(err instanceof StoreError && err.code === 'unavailable')) throw err;
       // Money is never spent without a hold: the request is refused (503), the node carries on.
       this.outage.failed(err);
       return { ok: false, reason: 'store_backlogged', amount };

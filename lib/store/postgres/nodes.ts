@@ -58,16 +58,18 @@ export class NodeRegistry {
     await this.db.direct(REGISTER, [this.id, hostname(), process.pid]);
   }
 
-  /** Release the holds of nodes already gone, then heartbeat and sweep in the background. */
-  async start(): Promise<void> {
-    await this.sweep();
+  /** Heartbeat and sweep in the background, the first sweep at once (the holds of nodes already gone). */
+  start(): void {
+    if (this.stopped) return; // closed before it opened
+    // A failure is the store's to report (the database is unreachable): the next tick tries again.
+    const sweep = () => void this.sweep().catch(() => {});
     this.heartbeatTimer = setInterval(() => void this.heartbeat().catch(() => {}), this.timings.heartbeatMs);
-    this.sweepTimer = setInterval(() => void this.sweep().catch(() => {}), this.timings.sweepMs);
+    this.sweepTimer = setInterval(sweep, this.timings.sweepMs);
     this.heartbeatTimer.unref();
     this.sweepTimer.unref();
+    sweep();
   }
 
-  /** Failures are left to the store's own logging of an unreachable database: the next beat tries again. */
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
     const beat = await this.db.one(`UPDATE nodes SET heartbeat_at = gateway_now_ms() WHERE id = $1 RETURNING id`, [this.id]);

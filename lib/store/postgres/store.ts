@@ -1,7 +1,7 @@
 // The PostgreSQL store: a connection pool shared by the store's parts, one write batcher, and this
 // process's node (heartbeat, and the sweep of dead nodes' holds). Opening returns at once; the
 // migrations and the node's registration run first, and every query waits for them (sync()
-// resolves once they are done, or rejects with the reason they failed).
+// resolves once they are done, or rejects with the reason they failed, as every query then does).
 import { stderrLogger, type Logger } from '../../log.js';
 import { MonthClock } from '../month.js';
 import type { Store } from '../types.js';
@@ -48,16 +48,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   db.openWith(async () => {
     await migrate(db);
     await nodes.register();
-  });
+  }).then(() => nodes.start(), () => {}); // a failed opening is every query's error (sync() reports it)
   const batcher = new WriteBatcher(pgExecutor(db), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const changes = new ChangeCounter(db, opts.changePollMs ?? 0);
   const ledger = new PgLedger(db, batcher, changes, months, nodes.id, log);
   const history = new PgHistory(db, batcher);
-  const started = (async () => {
-    await nodes.start();
-    await changes.check();
-  })();
-  started.catch(() => {}); // reported by sync()
   if (opts.historyRetentionMs !== undefined) history.startPruning(opts.historyRetentionMs, opts.clock);
   let closed: Promise<void> | undefined;
 
@@ -72,8 +67,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     location: db.location,
     nodeId: nodes.id,
     nodes,
-    async sync() {
-      await started;
+    sync() {
       return changes.check();
     },
     changeVersion() {
