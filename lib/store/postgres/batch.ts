@@ -95,12 +95,12 @@ function columns(rows: unknown[][], width: number): unknown[][] {
   return cols;
 }
 
+/**
+ * The batch's statements, the ends of holds last: they lock the accounts' balance rows, which every
+ * reserve of those accounts waits for, so those locks are held only until the commit right after,
+ * never while another statement of the batch waits (a lock on the history, a slow prune).
+ */
 async function write(tx: Tx, b: PgBatch): Promise<void> {
-  if (b.ends.length) {
-    const e = b.ends;
-    const [r] = await tx.query(END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
-    b.notOpen = r.not_open;
-  }
   if (b.history.length) {
     const cols = columns(b.history.map(historyValues), HISTORY_COLUMNS.length).map((col) => col.map(historyValue));
     const stream = HISTORY_COLUMNS.indexOf('stream');
@@ -114,6 +114,11 @@ async function write(tx: Tx, b: PgBatch): Promise<void> {
   }
   if (b.pruneBefore !== undefined) await tx.query(PRUNE_HISTORY, [b.pruneBefore]);
   if (b.touches.size) await tx.query(TOUCH_KEYS, [[...b.touches.keys()], [...b.touches.values()]]);
+  if (b.ends.length) {
+    const e = b.ends;
+    const [r] = await tx.query(END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
+    b.notOpen = r.not_open;
+  }
 }
 
 export function pgExecutor(db: Db): BatchExecutor<PgBatch> {

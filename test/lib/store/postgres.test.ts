@@ -201,6 +201,30 @@ t.test('a change on one node reaches the others at their next sync; polls can be
   t.equal(await b.sync(), vb3, 'a grant or a key\'s last use does not empty caches');
 });
 
+t.test('a batch stalled on a lock does not hold up admission on its accounts', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const store = await node(t, url);
+  const a = await seedAccount(store, 1 * USD);
+  const h = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null });
+  if (!h.ok) throw new Error('refused');
+  const other = await openSql(url);
+  t.teardown(() => other.close());
+  await other.exec('BEGIN; LOCK TABLE request_history IN EXCLUSIVE MODE'); // the batch's history insert waits
+  store.ledger.settle(h.hold.id, 0.05 * USD);
+  store.history.record(historyRow(a, 'req-stalled'));
+  const stalled = store.flush();
+  // Until the batch waits for the lock (it cannot pass it before the COMMIT below).
+  while (!(await other.value(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))) {
+    await new Promise((r) => setImmediate(r));
+  }
+  const timeout = new Promise((r) => setTimeout(() => r('still waiting after 3 s'), 3000).unref());
+  const next = await Promise.race([store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null }), timeout]);
+  t.match(next, { ok: true }, 'the account\'s next reserve is admitted meanwhile');
+  await other.exec('COMMIT');
+  await stalled;
+  t.equal((await store.ledger.balance(a.accountId)).balance, 0.95 * USD);
+});
+
 t.test('a history row no column can take as sent (a NUL in a text, a fraction in a count) is written, not a batch failing for ever', { skip }, async (t) => {
   const url = await freshPostgresUrl();
   const store = await node(t, url);
