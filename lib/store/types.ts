@@ -1,5 +1,5 @@
-// The storage contract. Nothing here is SQLite-specific: a PostgreSQL backend must be able to
-// implement the same interfaces (hence promises wherever a networked store would wait).
+// The storage contract, implemented by the SQLite store (lib/store/sqlite) and the PostgreSQL store
+// (lib/store/postgres): promises wherever a networked store waits.
 // Money is integer nano-USD (1e-9 USD); times are milliseconds since the epoch.
 import type { Attempt, Outcome, Route, RoutingSettings, Usage } from '../context.js';
 import type { MaybePromise } from '../maybe-promise.js';
@@ -147,7 +147,7 @@ export interface LedgerEntry {
 export interface BalanceSummary {
   /** Posted credits − posted charges. */
   balance: number;
-  /** Open holds of this gateway process. */
+  /** Open holds: of this gateway process (SQLite), of every node (PostgreSQL). */
   held: number;
   /** balance − held; never below zero. */
   available: number;
