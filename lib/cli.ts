@@ -6,7 +6,7 @@ import { stderrLogger, type Logger } from './log.js';
 import { runSimulatorCli } from './simulator/index.js';
 import { operatorCommands } from './commands/index.js';
 import type { Command, CommandIo } from './commands/types.js';
-import { DatabaseInUseError, openStore } from './store/index.js';
+import { DatabaseInUseError, openStore, StoreError } from './store/index.js';
 import type { Store } from './store/types.js';
 
 export type Args = Record<string, string | boolean>;
@@ -38,7 +38,8 @@ const builtins: Command[] = [
       try {
         await serve(io.config);
       } catch (err) {
-        if (err instanceof DatabaseInUseError) return io.fail(err.message);
+        // Another server on the SQLite file; a PostgreSQL database that cannot be reached or migrated.
+        if (err instanceof DatabaseInUseError || err instanceof StoreError) return io.fail(err.message);
         throw err;
       }
       return 0;

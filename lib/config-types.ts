@@ -137,7 +137,8 @@ export interface StripeConfig {
 
 export interface GatewayConfig {
   server: ServerConfig;
-  storage: { sqlite: string; commit_interval_ms: number };
+  /** Exactly one of sqlite (the default, ./data/gateway.db) and postgres is set once the config is parsed. */
+  storage: { sqlite?: string; postgres?: string; commit_interval_ms: number };
   /** Request history older than retention_days is deleted in the background. */
   history: { retention_days: number };
   upstream: UpstreamConfig;

@@ -149,6 +149,16 @@ function crossCheck(cfg: GatewayConfig, problems: string[]): void {
   });
   checkAliases(cfg.models, problems);
   checkPlugins(cfg.plugins, problems);
+  chooseStorage(cfg.storage, problems);
+}
+
+export const DEFAULT_SQLITE_PATH = './data/gateway.db';
+
+/** One store: sqlite or postgres, never both; neither means the embedded default file. */
+function chooseStorage(storage: GatewayConfig['storage'], problems: string[]): void {
+  if (storage.sqlite !== undefined && storage.postgres !== undefined)
+    problems.push('storage: set either sqlite (one node) or postgres (any number of nodes), not both');
+  else if (storage.postgres === undefined) storage.sqlite ??= DEFAULT_SQLITE_PATH;
 }
 
 /** Each id or alias names one model: no alias may be a model's id or another alias (of any model). */

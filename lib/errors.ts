@@ -1,5 +1,6 @@
 // Typed errors: a hook throws a GatewayError; the core renders it once, in the client's format.
 import type { WireFormat } from './config-types.js';
+import { StoreError } from './store/types.js';
 
 /** Error types of the messages format; the chat format gets a matching `type` and a `code`. */
 export type ErrorType =
@@ -53,9 +54,15 @@ export const notFound = (code: string, message: string) => new GatewayError(404,
 export const unavailable = (code: string, message: string, retryAfter: number) =>
   new GatewayError(503, 'overloaded_error', code, message, { retryAfter });
 
-/** Anything not a GatewayError becomes an opaque 500 (the detail goes to the log, not the client). */
+/**
+ * Anything not a GatewayError becomes an opaque 500 (the detail goes to the log, not the client),
+ * but a store whose database cannot be reached at the moment is a 503 the client may retry.
+ */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (err instanceof StoreError && err.code === 'unavailable') {
+    return unavailable('store_unavailable', 'The gateway cannot reach its database at the moment. Nothing was charged; retry shortly.', 5);
+  }
   return new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.', { cause: err });
 }
 

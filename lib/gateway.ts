@@ -12,7 +12,7 @@ import { stderrLogger, type Logger } from './log.js';
 import type { Plugin, PluginEnv } from './plugin.js';
 import { pluginFactories } from '../plugins/index.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
-import { openStore } from './store/index.js';
+import { openStore, SERVING_CHANGE_POLL_MS } from './store/index.js';
 import type { Store } from './store/types.js';
 import { ensureDemoAccount, type DemoAccount } from './store/demo.js';
 import { openApiPage } from './openapi-page.js';
@@ -103,11 +103,12 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   let store = opts.store;
   const ownsStore = !store;
   if (!store) {
-    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, pruneHistory: true, log });
+    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, pruneHistory: true, log, changePollMs: SERVING_CHANGE_POLL_MS });
   }
 
   let simulator: Simulator | undefined;
   try {
+    await store.sync(); // a networked store is reachable and migrated before anything starts
     const ensureSimulator = async (cfg: GatewayConfig) => {
       if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
     };

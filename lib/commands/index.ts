@@ -4,6 +4,7 @@ import { commands as keys } from './keys.js';
 import { commands as credits } from './credits.js';
 import { commands as routing } from './routing.js';
 import { commands as requests } from './requests.js';
+import { commands as db } from './db.js';
 import type { Command } from './types.js';
 
-export const operatorCommands: Command[] = [...accounts, ...keys, ...credits, ...routing, ...requests];
+export const operatorCommands: Command[] = [...accounts, ...keys, ...credits, ...routing, ...requests, ...db];

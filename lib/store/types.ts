@@ -1,5 +1,5 @@
-// The storage contract. Nothing here is SQLite-specific: a PostgreSQL backend must be able to
-// implement the same interfaces (hence promises wherever a networked store would wait).
+// The storage contract, implemented by the SQLite store (lib/store/sqlite) and the PostgreSQL store
+// (lib/store/postgres): promises wherever a networked store waits.
 // Money is integer nano-USD (1e-9 USD); times are milliseconds since the epoch.
 import type { Attempt, Outcome, Route, RoutingSettings, Usage } from '../context.js';
 import type { MaybePromise } from '../maybe-promise.js';
@@ -147,7 +147,7 @@ export interface LedgerEntry {
 export interface BalanceSummary {
   /** Posted credits − posted charges. */
   balance: number;
-  /** Open holds: this process's, and those other processes on the same store have written (a serving gateway's). */
+  /** Open holds: of every node (PostgreSQL); of this process and those other processes on the file have written (SQLite). */
   held: number;
   /** balance − held; never below zero. */
   available: number;
@@ -306,7 +306,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid';
+/** 'unavailable': the database cannot be reached at the moment (a networked store); the gateway answers 503. */
+export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid' | 'unavailable';
 
 export class StoreError extends Error {
   constructor(readonly code: StoreErrorCode, message: string) {

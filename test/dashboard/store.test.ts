@@ -2,16 +2,16 @@
 // history filters and paging, per-day aggregates.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import Database from 'better-sqlite3';
 import type { HistoryRow } from '../../lib/store/types.js';
 import { checkInvariants } from '../helpers/invariants.js';
-import { seedAccount, tempStore } from '../lib/store/fixtures/store.js';
+import { openSql } from '../helpers/sql.js';
+import { backends, freshStore, seedAccount, storeConfig } from '../lib/store/fixtures/store.js';
 
 const USD = 1_000_000_000;
 const DAY = 86_400_000;
 
-t.test('checkPassword: the right password only, and never for accounts without one', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'checkPassword: the right password only, and never for accounts without one', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await store.accounts.create({ email: 'Owner@Example.com', password: 'open sesame 1' });
   t.equal((await store.accounts.checkPassword('owner@example.com', 'open sesame 1'))?.id, a.id);
   t.equal((await store.accounts.checkPassword('OWNER@example.com ', 'open sesame 1'))?.id, a.id, 'email case and spaces do not matter');
@@ -21,9 +21,9 @@ t.test('checkPassword: the right password only, and never for accounts without o
   t.equal(await store.accounts.checkPassword('cli@example.com', ''), null, 'an account made without a password cannot log in');
 });
 
-t.test('sessions: a token works until it ends or expires; only its hash is stored', async (t) => {
+backends(t, 'sessions: a token works until it ends or expires; only its hash is stored', async (t, backend) => {
   let now = Date.UTC(2026, 0, 10);
-  const { store, dbPath } = tempStore(t, { clock: () => now });
+  const { store, dbPath } = await freshStore(t, backend, { clock: () => now });
   const a = await store.accounts.create({ email: 's@example.com', password: 'password-1' });
   const s1 = await store.sessions.create(a.id, 60_000);
   const s2 = await store.sessions.create(a.id, 60_000);
@@ -36,14 +36,14 @@ t.test('sessions: a token works until it ends or expires; only its hash is store
   t.ok(await store.sessions.get(s2.token), 'the other session lives on');
   now += 60_000;
   t.equal(await store.sessions.get(s2.token), null, 'expired');
-  const db = new Database(dbPath, { readonly: true });
+  const db = await openSql(dbPath, { readonly: true });
   t.teardown(() => db.close());
-  const raw = db.prepare('SELECT * FROM dashboard_sessions').all() as { token_hash: Buffer }[];
-  t.ok(raw.every((r) => !r.token_hash.toString('latin1').includes(s2.token)), 'the token itself is not in the file');
+  const raw = (await db.all('SELECT * FROM dashboard_sessions')) as { token_hash: Buffer }[];
+  t.ok(raw.length > 0 && raw.every((r) => !r.token_hash.toString('latin1').includes(s2.token)), 'the token itself is not in the database');
 });
 
-t.test('payments: pending until confirmed, credited exactly once, failures never undo a confirmation', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'payments: pending until confirmed, credited exactly once, failures never undo a confirmation', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   const p = await store.payments.create({ accountId: a.accountId, providerRef: 'cs_1', amountNano: 25 * USD, method: 'card' });
   t.equal(p.status, 'pending');
@@ -75,13 +75,13 @@ t.test('payments: pending until confirmed, credited exactly once, failures never
   t.same(await checkInvariants(store), []);
 });
 
-t.test('a payment confirmed by another process reaches this process\'s balance, still once', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'a payment confirmed by another process reaches this process\'s balance, still once', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 1 * USD);
   await store.payments.create({ accountId: a.accountId, providerRef: 'cs_other', amountNano: 7 * USD, method: 'card' });
   const child = `
     import { openStore } from ${JSON.stringify(new URL('../../lib/store/index.ts', import.meta.url).pathname)};
-    const s = openStore({ storage: { sqlite: ${JSON.stringify(dbPath)}, commit_interval_ms: 2 } });
+    const s = openStore(${JSON.stringify(storeConfig(dbPath))});
     const r = await s.payments.confirm('cs_other');
     const again = await s.payments.confirm('cs_other');
     console.log(JSON.stringify([r.credited, again.credited]));
@@ -104,8 +104,8 @@ function row(accountId: number, keyId: number, time: number, requestId: string, 
   };
 }
 
-t.test('history: filters by model, status and time, pages with a cursor, written and queued rows alike', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'history: filters by model, status and time, pages with a cursor, written and queued rows alike', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   const b = await seedAccount(store, 0);
   const t0 = Date.UTC(2026, 2, 1);

@@ -58,6 +58,7 @@ export interface TestGateway {
   config: GatewayConfig;
   sim: Simulator;
   store: Store;
+  /** The SQLite file, or the PostgreSQL URL when `configure` chose storage.postgres. */
   dbPath: string;
   accountId: number;
   keyId: number;
@@ -89,7 +90,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     config,
     sim: gateway.simulator!,
     store,
-    dbPath: config.storage.sqlite,
+    dbPath: config.storage.sqlite ?? config.storage.postgres!,
     accountId: account.id,
     keyId: key.id,
     apiKey: secret,

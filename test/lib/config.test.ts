@@ -110,6 +110,17 @@ t.test('given values win over defaults, partly given sections are completed', as
   t.same(cfg.plugins, ['offer-pick']);
 });
 
+t.test('storage: sqlite or postgres (with ${NAME}), exactly one', async (t) => {
+  const c: any = minimal();
+  c.storage = { postgres: 'postgres://gw:${PGPASSWORD}@db.internal:5432/gateway' };
+  t.same(parseConfig(json(c), 'c.json', { PGPASSWORD: 's3cret' }).storage,
+    { postgres: 'postgres://gw:s3cret@db.internal:5432/gateway', commit_interval_ms: 20 }, 'no sqlite default beside postgres');
+  c.storage = { sqlite: 'x.db', postgres: 'postgres://127.0.0.1/gateway' };
+  t.same(problemsOf(t, json(c)), ['storage: set either sqlite (one node) or postgres (any number of nodes), not both']);
+  c.storage = { postgres: 'mysql://127.0.0.1/gateway' };
+  t.match(problemsOf(t, json(c)), [/^storage\.postgres: must match pattern/]);
+});
+
 t.test('${NAME} is replaced from the environment', async (t) => {
   const yaml = `
 server: { port: \${PORT} }

@@ -1,26 +1,11 @@
 // Accounts: an email (unique, case-insensitive) and an optional dashboard password hash.
 import type { Account, Accounts } from '../types.js';
 import { StoreError } from '../types.js';
-import { randomBytes } from 'node:crypto';
-import { hashPassword, verifyPassword } from '../password.js';
+import { hashPassword } from '../password.js';
+import { checkAccountPassword, normalEmail, toAccount, type AccountRow } from '../rows.js';
 import type { ChangeWatcher } from './changes.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
-
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
-
-interface AccountRow {
-  id: number;
-  email: string;
-  password_hash: string | null;
-  created_at: number;
-}
-
-/** Compared against when the email is unknown, so that such a login takes as long as a real one. */
-let standIn: Promise<string> | undefined;
-
-const toAccount = (r: AccountRow): Account =>
-  ({ id: r.id, email: r.email, createdAt: r.created_at, hasPassword: r.password_hash !== null });
 
 export class SqliteAccounts implements Accounts {
   private readonly stmt;
@@ -35,8 +20,7 @@ export class SqliteAccounts implements Accounts {
   }
 
   async create(input: { email: string; password?: string }): Promise<Account> {
-    const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new StoreError('invalid', `"${input.email}" is not an email address`);
+    const email = normalEmail(input.email);
     const hash = input.password === undefined ? null : await hashPassword(input.password);
     const now = this.months.now();
     try {
@@ -66,9 +50,6 @@ export class SqliteAccounts implements Accounts {
   }
 
   async checkPassword(email: string, password: string): Promise<Account | null> {
-    const r = this.stmt.byEmail.get(email.trim()) as AccountRow | undefined;
-    const stored = r?.password_hash ?? (await (standIn ??= hashPassword(randomBytes(16).toString('hex'))));
-    const ok = await verifyPassword(password, stored);
-    return ok && r?.password_hash ? toAccount(r) : null;
+    return checkAccountPassword(this.stmt.byEmail.get(email.trim()) as AccountRow | undefined, password);
   }
 }

@@ -6,13 +6,15 @@
 // thread's batches are foreign commits too: their charges, counted when queued, are told apart by
 // their hold id, which starts with this store's prefix).
 import type {
-  BalanceSummary, Hold, Ledger, LedgerEntry, EntryKind, ReserveRequest, ReserveResult,
+  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult,
 } from '../types.js';
 import { StoreError } from '../types.js';
+import { toLedgerEntry, type CreditDraft, type JournalRow } from '../rows.js';
 import { processRuns } from '../process.js';
-import type { Batch, BatchPart, WriteBatcher } from './batch.js';
+import type { BatchPart, WriteBatcher } from '../write-batcher.js';
+import type { Batch } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import { durableTransaction, type Db } from './open.js';
 
 interface AccountMoney {
@@ -47,28 +49,7 @@ interface PendingCharge {
 }
 
 /** What the ledger reads back of a journal row to count it. */
-interface JournalRow {
-  id: number;
-  account_id: number;
-  key_id: number | null;
-  kind: EntryKind;
-  amount: number;
-  created_at: number;
-}
-
-interface FullJournalRow extends JournalRow {
-  hold_id: string | null;
-  note: string | null;
-}
-
-/** A credit entry to post: an operator grant, or the top-up of a confirmed payment. */
-export interface CreditDraft {
-  accountId: number;
-  amountNano: number;
-  kind: 'grant' | 'topup';
-  note: string | null;
-  paymentId: number | null;
-}
+type CountedRow = Omit<JournalRow, 'hold_id' | 'note'>;
 
 /** Identifies this process on the hold rows it owns (see releaseAbandonedHolds). */
 export interface HoldOwner {
@@ -76,7 +57,7 @@ export interface HoldOwner {
   token: string;
 }
 
-export class SqliteLedger implements Ledger, BatchPart {
+export class SqliteLedger implements Ledger, BatchPart<Batch> {
   private readonly accounts = new Map<number, AccountMoney>();
   private readonly keys = new Map<number, KeyMoney>();
   private readonly open = new Map<string, HoldState>();
@@ -93,11 +74,11 @@ export class SqliteLedger implements Ledger, BatchPart {
   private closed = false;
 
   private readonly stmt;
-  private readonly readJournalSince: () => { rows: JournalRow[]; last: number | null };
+  private readonly readJournalSince: () => { rows: CountedRow[]; last: number | null };
 
   constructor(
     private readonly db: Db,
-    private readonly batcher: WriteBatcher,
+    private readonly batcher: WriteBatcher<Batch>,
     private readonly changes: ChangeWatcher,
     private readonly months: MonthClock,
     private readonly owner: HoldOwner,
@@ -121,7 +102,7 @@ export class SqliteLedger implements Ledger, BatchPart {
     this.holdIdPrefix = `${months.now().toString(36)}-${owner.token.slice(0, 8)}-`;
     // Called by the change watcher inside one read transaction: the rows and the last id agree.
     this.readJournalSince = () => ({
-      rows: this.stmt.foreignSince.all(this.lastJournalId, this.holdIdPrefix.length, this.holdIdPrefix) as JournalRow[],
+      rows: this.stmt.foreignSince.all(this.lastJournalId, this.holdIdPrefix.length, this.holdIdPrefix) as CountedRow[],
       last: this.stmt.lastJournalId.get() as number | null,
     });
     this.load();
@@ -308,10 +289,7 @@ export class SqliteLedger implements Ledger, BatchPart {
   }
 
   async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
-    return (this.stmt.entries.all(accountId, opts.limit ?? 20) as FullJournalRow[]).map((r) => ({
-      id: r.id, accountId: r.account_id, keyId: r.key_id, kind: r.kind, amountNano: r.amount,
-      holdId: r.hold_id, note: r.note, createdAt: r.created_at,
-    }));
+    return (this.stmt.entries.all(accountId, opts.limit ?? 20) as JournalRow[]).map(toLedgerEntry);
   }
 
   // --- batch part ---

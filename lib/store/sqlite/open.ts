@@ -46,7 +46,8 @@ export function createPrivateFile(path: string): void {
   }
 }
 
-function migrate(db: Db): void {
+/** Apply the pending migrations; returns the names applied. */
+function migrate(db: Db): string[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
   const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort();
   const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').pluck();
@@ -54,6 +55,7 @@ function migrate(db: Db): void {
   // Off while migrating (SQLite's procedure for rebuilding a table that others refer to; the pragma
   // cannot change inside a transaction): each migration must leave every foreign key satisfied.
   db.pragma('foreign_keys = OFF');
+  const done: string[] = [];
   try {
     for (const name of files) {
       if (applied.get(name)) continue;
@@ -68,10 +70,26 @@ function migrate(db: Db): void {
           throw new Error(`migration ${name} left ${broken.length} broken foreign keys (${b.table} row ${b.rowid} → ${b.parent})`);
         }
         record.run(name, Date.now());
+        done.push(name);
       }).immediate();
     }
   } finally {
     db.pragma('foreign_keys = ON');
+  }
+  return done;
+}
+
+/** `gateway db migrate` on a SQLite file: create it if needed and apply what is pending; returns the names applied. */
+export function migrateFile(file: string): string[] {
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  createPrivateFile(path);
+  const db = new Database(path, { timeout: 5000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    return migrate(db);
+  } finally {
+    db.close();
   }
 }
 

@@ -1,27 +1,12 @@
 // Payments through a provider. Confirmation and its credit are one durable transaction: the status
 // check, the status change and the top-up entry happen under SQLite's write lock, and the journal's
 // unique payment_id backs it up, so a payment is credited once however its confirmations arrive.
-import type { NewPayment, Payment, Payments, PaymentStatus } from '../types.js';
+import type { NewPayment, Payment, Payments } from '../types.js';
 import { StoreError } from '../types.js';
+import { checkPaymentAmount, toPayment, type PaymentRow } from '../rows.js';
 import type { SqliteLedger } from './ledger.js';
-import type { MonthClock } from './month.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
-
-interface PaymentRow {
-  id: number;
-  account_id: number;
-  provider_ref: string;
-  amount: number;
-  method: Payment['method'];
-  status: PaymentStatus;
-  created_at: number;
-  updated_at: number;
-}
-
-const toPayment = (r: PaymentRow): Payment => ({
-  id: r.id, accountId: r.account_id, providerRef: r.provider_ref, amountNano: r.amount, method: r.method,
-  status: r.status, createdAt: r.created_at, updatedAt: r.updated_at,
-});
 
 export class SqlitePayments implements Payments {
   private readonly stmt;
@@ -40,7 +25,7 @@ export class SqlitePayments implements Payments {
 
   async create(input: NewPayment): Promise<Payment> {
     const { accountId, providerRef, amountNano, method } = input;
-    if (!Number.isSafeInteger(amountNano) || amountNano <= 0) throw new StoreError('invalid', 'a payment must be a positive amount');
+    checkPaymentAmount(amountNano);
     const now = this.months.now();
     try {
       const r = this.stmt.insert.run(accountId, providerRef, amountNano, method, now, now);

@@ -1,15 +1,9 @@
 // Per-account routing settings: allowed and denied models, price caps (nano-USD per token).
 import type { RoutingSettings } from '../../context.js';
 import type { Routing } from '../types.js';
+import { routingValues, toRouting, type RoutingRow } from '../rows.js';
 import type { ChangeWatcher } from './changes.js';
 import type { Db } from './open.js';
-
-interface RoutingRow {
-  allow_models: string | null;
-  deny_models: string;
-  price_cap_input: number | null;
-  price_cap_output: number | null;
-}
 
 export class SqliteRouting implements Routing {
   private readonly stmt;
@@ -25,20 +19,12 @@ export class SqliteRouting implements Routing {
   }
 
   async get(accountId: number): Promise<RoutingSettings> {
-    const r = this.stmt.get.get(accountId) as RoutingRow | undefined;
-    if (!r) return { allow: null, deny: [], priceCapInput: null, priceCapOutput: null };
-    return {
-      allow: r.allow_models === null ? null : JSON.parse(r.allow_models),
-      deny: JSON.parse(r.deny_models),
-      priceCapInput: r.price_cap_input,
-      priceCapOutput: r.price_cap_output,
-    };
+    return toRouting(this.stmt.get.get(accountId) as RoutingRow | undefined);
   }
 
   async set(accountId: number, patch: Partial<RoutingSettings>): Promise<RoutingSettings> {
     const next = { ...(await this.get(accountId)), ...patch };
-    this.stmt.put.run(accountId, next.allow === null ? null : JSON.stringify(next.allow), JSON.stringify(next.deny),
-      next.priceCapInput, next.priceCapOutput);
+    this.stmt.put.run(accountId, ...routingValues(next));
     this.changes.bump();
     return next;
   }

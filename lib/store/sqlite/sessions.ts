@@ -1,11 +1,8 @@
-// Dashboard sessions: the browser holds a random token, the table its sha256 (a leaked database
-// file does not log anyone in).
-import { createHash, randomBytes } from 'node:crypto';
+// Dashboard sessions: the browser holds a random token, the table its sha256 (see rows.ts).
 import type { DashboardSession, Sessions } from '../types.js';
-import type { MonthClock } from './month.js';
+import { hashSessionToken, newSessionToken } from '../rows.js';
+import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
-
-const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
 export class SqliteSessions implements Sessions {
   private readonly stmt;
@@ -21,19 +18,19 @@ export class SqliteSessions implements Sessions {
 
   async create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }> {
     const now = this.months.now();
-    const token = randomBytes(32).toString('base64url');
+    const token = newSessionToken();
     const expiresAt = now + ttlMs;
     this.stmt.expire.run(now);
-    this.stmt.insert.run(hashToken(token), accountId, now, expiresAt);
+    this.stmt.insert.run(hashSessionToken(token), accountId, now, expiresAt);
     return { token, expiresAt };
   }
 
   async get(token: string): Promise<DashboardSession | null> {
-    const r = this.stmt.get.get(hashToken(token), this.months.now()) as { account_id: number; expires_at: number } | undefined;
+    const r = this.stmt.get.get(hashSessionToken(token), this.months.now()) as { account_id: number; expires_at: number } | undefined;
     return r ? { accountId: r.account_id, expiresAt: r.expires_at } : null;
   }
 
   async end(token: string): Promise<void> {
-    this.stmt.end.run(hashToken(token));
+    this.stmt.end.run(hashSessionToken(token));
   }
 }

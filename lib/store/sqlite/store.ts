@@ -4,12 +4,13 @@ import { resolve } from 'node:path';
 import { stderrLogger, type Logger } from '../../log.js';
 import type { Store } from '../types.js';
 import { SqliteAccounts } from './accounts.js';
-import { WriteBatcher, inlineExecutor } from './batch.js';
+import { WriteBatcher } from '../write-batcher.js';
+import { inlineExecutor, newBatch } from './batch.js';
 import { ChangeWatcher } from './changes.js';
 import { SqliteHistory } from './history.js';
 import { SqliteApiKeys } from './keys.js';
 import { SqliteLedger, releaseAbandonedHolds } from './ledger.js';
-import { MonthClock } from './month.js';
+import { MonthClock } from '../month.js';
 import { lockDatabase } from './lock.js';
 import { openDatabase, type Db } from './open.js';
 import { SqlitePayments } from './payments.js';
@@ -60,7 +61,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     throw err;
   }
   liveTokens.add(owner.token);
-  const batcher = new WriteBatcher(writer ?? inlineExecutor(db), opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
+  const batcher = new WriteBatcher(writer ?? inlineExecutor(db), newBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const changes = new ChangeWatcher(db);
   const ledger = new SqliteLedger(db, batcher, changes, months, owner);
   const history = new SqliteHistory(db, batcher);

@@ -11,7 +11,8 @@
 // less, and it keeps up at a higher weight than +19 would give it.
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
-import { BATCH_SQL, batchWriter, type Batch, type BatchExecutor } from './batch.js';
+import type { BatchExecutor } from '../write-batcher.js';
+import { BATCH_SQL, batchWriter, type Batch } from './batch.js';
 import type { Db } from './open.js';
 
 /** The writer thread's nice value (0 is normal, 19 the lowest priority). */
@@ -61,7 +62,7 @@ interface Reply {
   closed?: boolean;
 }
 
-export class StoreWriter implements BatchExecutor {
+export class StoreWriter implements BatchExecutor<Batch> {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve(): void; reject(e: Error): void }>();
   private nextId = 0;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { operatorCommands } from '../../../lib/commands/index.js';
 import type { CommandIo } from '../../../lib/commands/types.js';
 import { main } from '../../../lib/cli.js';
-import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/sqlite/refusal-counts.js';
+import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/refusal-counts.js';
 import { openStore } from '../../../lib/store/index.js';
 import type { Store } from '../../../lib/store/types.js';
 import { checkInvariants } from '../../helpers/invariants.js';

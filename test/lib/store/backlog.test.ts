@@ -1,21 +1,21 @@
 // When the database refuses or stalls writes, the rows wait in memory: bounded, never a money row
 // lost, and the gateway takes no new holds until they are written.
 import t, { type Test } from 'tap';
-import Database from 'better-sqlite3';
 import type { LogLevel } from '../../../lib/log.js';
-import { retryDelayMs } from '../../../lib/store/sqlite/batch.js';
+import { retryDelayMs } from '../../../lib/store/write-batcher.js';
 import { checkInvariants } from '../../helpers/invariants.js';
-import { historyRow, seedAccount, tempStore } from './fixtures/store.js';
+import { openSql } from '../../helpers/sql.js';
+import { backends, freshStore, historyRow, poisonHistory, seedAccount, type Backend } from './fixtures/store.js';
 
 const USD = 1_000_000_000;
 /** Each request below queues three rows: its hold, its charge and its history row. */
 const BOUND = 9;
 
-async function setup(t: Test) {
+async function setup(t: Test, backend: Backend) {
   const logged: { level: LogLevel; msg: string; fields?: Record<string, unknown> }[] = [];
-  const ts = tempStore(t, { maxUnwrittenRows: BOUND, log: (level, msg, fields) => logged.push({ level, msg, fields }) });
+  const ts = await freshStore(t, backend, { maxUnwrittenRows: BOUND, log: (level, msg, fields) => logged.push({ level, msg, fields }) });
   const a = await seedAccount(ts.store, 10 * USD);
-  const other = new Database(ts.dbPath);
+  const other = await openSql(ts.dbPath);
   t.teardown(() => other.close());
   let n = 0;
   /** One request's worth of rows: a hold settled for 1 USD and a history row. Returns the reserve's answer. */
@@ -26,17 +26,14 @@ async function setup(t: Test) {
     ts.store.history.record(historyRow(a, id));
     return r;
   };
-  const count = (sql: string) => other.prepare(sql).pluck().get() as number;
+  const count = (sql: string) => other.value(sql) as Promise<number>;
   const messages = (part: string) => logged.filter((l) => l.msg.includes(part));
   return { ...ts, a, other, request, count, messages };
 }
 
-t.test('while batches fail, rows wait; past the bound new holds are refused, past twice it history rows are dropped; then all is written once', async (t) => {
-  const s = await setup(t);
-  // A trigger refuses every history row while the poison table has a row: each batch fails whole.
-  s.other.exec(`CREATE TABLE poison (x INTEGER); INSERT INTO poison VALUES (1);
-    CREATE TRIGGER refuse_row BEFORE INSERT ON request_history WHEN EXISTS (SELECT 1 FROM poison)
-    BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`);
+backends(t, 'while batches fail, rows wait; past the bound new holds are refused, past twice it history rows are dropped; then all is written once', async (t, backend) => {
+  const s = await setup(t, backend);
+  await poisonHistory(s.other);
   for (let i = 0; i < 3; i++) {
     t.match(await s.request(), { ok: true }, `request ${i} admitted below the bound`);
     await t.rejects(s.store.flush(), /injected failure/);
@@ -54,10 +51,10 @@ t.test('while batches fail, rows wait; past the bound new holds are refused, pas
   t.equal(s.messages('new requests get 503').length, 1);
   t.equal(s.messages('history rows are being dropped').length, 1);
 
-  s.other.exec('DELETE FROM poison');
+  await s.other.exec('DELETE FROM poison');
   await s.store.flush();
-  t.equal(s.count(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 3, 'each admitted request charged once');
-  t.equal(s.count('SELECT COUNT(*) FROM request_history'), 12, 'every history row kept, once');
+  t.equal(await s.count(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 3, 'each admitted request charged once');
+  t.equal(await s.count('SELECT COUNT(*) FROM request_history'), 12, 'every history row kept, once');
   t.equal((await s.store.ledger.balance(s.a.accountId)).balance, 7 * USD);
   t.match(s.messages('written after a backlog'), [{ level: 'info', fields: { dropped_rows: 4, unwritten: 0 } }]);
   t.match(s.messages('written after a backlog')[0].fields, { failed_attempts: Number });
@@ -68,19 +65,20 @@ t.test('while batches fail, rows wait; past the bound new holds are refused, pas
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
 });
 
-t.test('a stalled write (another connection holds the lock) counts too: refused at the bound, admitted once it commits', async (t) => {
-  const s = await setup(t);
-  s.other.exec('BEGIN IMMEDIATE'); // the writer thread's next transaction waits for this lock
+backends(t, 'a stalled write (another connection holds the lock) counts too: refused at the bound, admitted once it commits', async (t, backend) => {
+  const s = await setup(t, backend);
+  // The writer's next transaction waits for this lock.
+  await s.other.exec(backend === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN; LOCK TABLE request_history IN EXCLUSIVE MODE');
   for (let i = 0; i < 3; i++) t.match(await s.request(), { ok: true });
   const stalled = s.store.flush(); // takes the 9 rows at once: in flight, while the writer waits for the lock
   t.match(await s.request(), { ok: false, reason: 'store_backlogged' }, 'rows in flight count');
-  s.other.exec('COMMIT');
+  await s.other.exec('COMMIT');
   await stalled;
   await s.store.flush();
   t.match(await s.request(), { ok: true });
   await s.store.flush();
-  t.equal(s.count(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 4);
-  t.equal(s.count('SELECT COUNT(*) FROM request_history'), 5);
+  t.equal(await s.count(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 4);
+  t.equal(await s.count('SELECT COUNT(*) FROM request_history'), 5);
   t.same(s.messages('a batch write failed'), [], 'a stall that ends within the busy timeout is no failure');
   t.same(await checkInvariants(s.store, { noOpenHolds: true }), []);
 });

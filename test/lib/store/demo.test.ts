@@ -1,12 +1,12 @@
 import t from 'tap';
 import { ensureDemoAccount } from '../../../lib/store/demo.js';
 import { hashApiKey, keyPrefix } from '../../../lib/store/api-key.js';
-import { tempStore } from './fixtures/store.js';
+import { backends, freshStore } from './fixtures/store.js';
 
 const demo = { enabled: true, email: 'demo@example.com', credit_usd: 2.5 };
 
-t.test('an empty database gets a demo account with credit and a key, once', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'an empty database gets a demo account with credit and a key, once', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const made = await ensureDemoAccount(store, demo);
   const key = made?.key;
   t.match(key, /^sk-service-[A-Za-z0-9]{40}$/);
@@ -18,8 +18,8 @@ t.test('an empty database gets a demo account with credit and a key, once', asyn
   t.equal(await ensureDemoAccount(store, demo), null, 'not again');
 });
 
-t.test('no demo account when disabled or when accounts exist', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'no demo account when disabled or when accounts exist', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   t.equal(await ensureDemoAccount(store, { ...demo, enabled: false }), null);
   await store.accounts.create({ email: 'someone@example.com' });
   t.equal(await ensureDemoAccount(store, demo), null);

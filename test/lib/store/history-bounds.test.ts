@@ -2,11 +2,11 @@
 // counted in one summary row per key and minute, and rows past the retention are deleted in the
 // background, a bounded number per batch.
 import t from 'tap';
-import Database from 'better-sqlite3';
-import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/sqlite/refusal-counts.js';
-import type { SqliteHistory } from '../../../lib/store/sqlite/history.js';
+import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/refusal-counts.js';
+import type { QueuedHistory } from '../../../lib/store/queued-history.js';
+import { openSql } from '../../helpers/sql.js';
 import type { HistoryRow } from '../../../lib/store/types.js';
-import { historyRow, seedAccount, tempStore } from './fixtures/store.js';
+import { backends, freshStore, historyRow, seedAccount } from './fixtures/store.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -16,8 +16,8 @@ const refusal = (a: { accountId: number; keyId: number }, i: number, time: numbe
   error: 'Invalid JSON body',
 });
 
-t.test('a key\'s refusals past the first few of a minute are counted in one summary row', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'a key\'s refusals past the first few of a minute are counted in one summary row', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   const b = await seedAccount(store, 0);
   const minute = Math.floor(Date.now() / MINUTE) * MINUTE;
@@ -46,14 +46,14 @@ t.test('a key\'s refusals past the first few of a minute are counted in one summ
   // The next minute has its own allowance and its own summary.
   for (let i = 0; i < N + 1; i++) store.history.recordRefusal(refusal(a, i, minute + MINUTE + i));
   await store.flush();
-  const db = new Database(dbPath, { readonly: true });
+  const db = await openSql(dbPath, { readonly: true });
   t.teardown(() => db.close());
-  t.same(db.prepare('SELECT COUNT(*) AS rows, SUM(not_recorded) AS counted FROM request_history WHERE key_id = ?').get(a.keyId),
+  t.same(await db.get('SELECT COUNT(*) AS rows, SUM(not_recorded) AS counted FROM request_history WHERE key_id = ?', a.keyId),
     { rows: 2 * N + 2, counted: 13 });
 });
 
-t.test('ten thousand refusals of one key in a minute: a bounded number of rows', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'ten thousand refusals of one key in a minute: a bounded number of rows', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   const minute = Math.floor(Date.now() / MINUTE) * MINUTE;
   for (let i = 0; i < 10_000; i++) {
@@ -62,36 +62,36 @@ t.test('ten thousand refusals of one key in a minute: a bounded number of rows',
   }
   store.history.record(historyRow(a, 'req_served')); // a request that reached an upstream is always recorded
   await store.flush();
-  const db = new Database(dbPath, { readonly: true });
+  const db = await openSql(dbPath, { readonly: true });
   t.teardown(() => db.close());
-  t.same(db.prepare('SELECT COUNT(*) AS rows, SUM(not_recorded) AS counted FROM request_history').get(),
+  t.same(await db.get('SELECT COUNT(*) AS rows, SUM(not_recorded) AS counted FROM request_history'),
     { rows: REFUSALS_RECORDED_PER_MINUTE + 2, counted: 10_000 - REFUSALS_RECORDED_PER_MINUTE });
 });
 
-t.test('history past its retention is deleted in bounded batches, oldest first, summary rows included', async (t) => {
+backends(t, 'history past its retention is deleted in bounded batches, oldest first, summary rows included', async (t, backend) => {
   const now = Date.UTC(2026, 10, 25, 12);
-  const { store, dbPath } = tempStore(t, { clock: () => now });
+  const { store, dbPath } = await freshStore(t, backend, { clock: () => now });
   const a = await seedAccount(store, 0);
   const old = now - 91 * DAY;
   for (let i = 0; i < 4500; i++) store.history.record({ ...historyRow(a, `req_old_${String(i).padStart(5, '0')}`), time: old + i });
   for (let i = 0; i < REFUSALS_RECORDED_PER_MINUTE + 3; i++) store.history.recordRefusal(refusal(a, i, old + 5000));
   for (let i = 0; i < 10; i++) store.history.record({ ...historyRow(a, `req_new_${i}`), time: now - 89 * DAY + i });
   await store.flush();
-  const db = new Database(dbPath, { readonly: true });
+  const db = await openSql(dbPath, { readonly: true });
   t.teardown(() => db.close());
-  const count = () => db.prepare('SELECT COUNT(*) FROM request_history').pluck().get() as number;
+  const count = () => db.value('SELECT COUNT(*) FROM request_history') as Promise<number>;
   const total = 4500 + REFUSALS_RECORDED_PER_MINUTE + 1 + 10;
-  t.equal(count(), total);
+  t.equal(await count(), total);
 
-  const history = store.history as SqliteHistory;
-  history.startPruning(90 * DAY, () => now); // checks at once, then every second
+  const history = store.history as QueuedHistory<unknown>;
+  await history.startPruning(90 * DAY, () => now); // checks at once, then every second
   history.stopPruning(); // the test drives the checks itself
   const remaining: number[] = [];
   for (let round = 0; round < 5; round++) {
     await store.flush();
-    remaining.push(count());
-    history.checkRetention(90 * DAY, () => now);
+    remaining.push(await count());
+    await history.checkRetention(90 * DAY, () => now);
   }
   t.same(remaining, [total - 2000, total - 4000, 10, 10, 10], 'at most 2000 rows per batch, until only rows within the retention are left');
-  t.same(db.prepare('SELECT request_id FROM request_history ORDER BY time').pluck().all(), Array.from({ length: 10 }, (_, i) => `req_new_${i}`));
+  t.same((await db.all('SELECT request_id FROM request_history ORDER BY time')).map((r) => r.request_id), Array.from({ length: 10 }, (_, i) => `req_new_${i}`));
 });

@@ -1,9 +1,9 @@
 import t from 'tap';
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { generateApiKey, isWellFormedKey, keyPrefix } from '../../../lib/store/api-key.js';
 import { verifyPassword } from '../../../lib/store/password.js';
-import { seedAccount, tempStore } from './fixtures/store.js';
+import { openSql } from '../../helpers/sql.js';
+import { backends, freshStore, seedAccount } from './fixtures/store.js';
 
 t.test('generated keys: sk-service- and 40 base62 characters, all different', async (t) => {
   const keys = new Set(Array.from({ length: 1000 }, generateApiKey));
@@ -17,16 +17,16 @@ t.test('generated keys: sk-service- and 40 base62 characters, all different', as
   }
 });
 
-t.test('only the hash and a short prefix are stored; revocation is recorded once', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'only the hash and a short prefix are stored; revocation is recorded once', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   const { key, secret } = await store.keys.create({ accountId: a.accountId, name: ' ci ', allowedModels: ['test/gpt'], monthlyLimitNano: 5 });
   t.match(key, { name: 'ci', prefix: keyPrefix(secret), allowedModels: ['test/gpt'], monthlyLimitNano: 5, revokedAt: null });
   t.equal(key.prefix.length, 'sk-service-'.length + 8);
 
-  const db = new Database(dbPath, { readonly: true });
+  const db = await openSql(dbPath, { readonly: true });
   t.teardown(() => db.close());
-  const row = db.prepare('SELECT * FROM api_keys WHERE id = ?').get(key.id) as Record<string, unknown>;
+  const row = (await db.get('SELECT * FROM api_keys WHERE id = ?', key.id)) as Record<string, unknown>;
   for (const [col, v] of Object.entries(row)) {
     if (typeof v === 'string') t.notOk(v.includes(secret.slice(19)), `column ${col} holds no secret part`);
   }
@@ -42,8 +42,8 @@ t.test('only the hash and a short prefix are stored; revocation is recorded once
   await t.rejects(store.keys.create({ accountId: a.accountId, name: '  ' }), { code: 'invalid' });
 });
 
-t.test('a key\'s own rate limits are kept; null means the config default', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'a key\'s own rate limits are kept; null means the config default', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   t.match(await store.keys.get(a.keyId), { rpm: null, tpm: null }, 'none given');
   const { key, secret } = await store.keys.create({ accountId: a.accountId, name: 'limited', rpm: 30, tpm: 40_000 });
@@ -54,13 +54,13 @@ t.test('a key\'s own rate limits are kept; null means the config default', async
     await t.rejects(store.keys.create({ accountId: a.accountId, name: 'x', rpm: bad }), { code: 'invalid' }, `rpm ${bad}`);
     await t.rejects(store.keys.create({ accountId: a.accountId, name: 'x', tpm: bad }), { code: 'invalid' }, `tpm ${bad}`);
   }
-  const db = new Database(dbPath);
+  const db = await openSql(dbPath);
   t.teardown(() => db.close());
-  t.throws(() => db.prepare('UPDATE api_keys SET rpm = 0 WHERE id = ?').run(key.id), /CHECK/, 'the table refuses a zero limit too');
+  await t.rejects(db.exec(`UPDATE api_keys SET rpm = 0 WHERE id = ${key.id}`), /CHECK|check constraint/, 'the table refuses a zero limit too');
 });
 
-t.test('last use is recorded with the next batch', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'last use is recorded with the next batch', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   t.equal((await store.keys.get(a.keyId))!.lastUsedAt, null);
   store.keys.touch(a.keyId);
@@ -68,8 +68,8 @@ t.test('last use is recorded with the next batch', async (t) => {
   t.type((await store.keys.get(a.keyId))!.lastUsedAt, 'number');
 });
 
-t.test('accounts: unique email (any case), password stored as scrypt', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'accounts: unique email (any case), password stored as scrypt', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const acc = await store.accounts.create({ email: ' Alice@Example.com', password: 'correct horse' });
   t.match(acc, { email: 'alice@example.com', hasPassword: true });
   await t.rejects(store.accounts.create({ email: 'ALICE@example.com' }), { code: 'conflict' });
@@ -77,16 +77,16 @@ t.test('accounts: unique email (any case), password stored as scrypt', async (t)
   t.equal((await store.accounts.byEmail('alice@EXAMPLE.com'))?.id, acc.id);
   t.equal(await store.accounts.count(), 1);
 
-  const raw = new Database(store.location, { readonly: true });
-  const hash = raw.prepare('SELECT password_hash FROM accounts').pluck().get() as string;
-  raw.close();
+  const raw = await openSql(dbPath, { readonly: true });
+  const hash = (await raw.value('SELECT password_hash FROM accounts')) as string;
+  await raw.close();
   t.match(hash, /^scrypt\$/);
   t.equal(await verifyPassword('correct horse', hash), true);
   t.equal(await verifyPassword('wrong', hash), false);
 });
 
-t.test('routing settings: defaults, partial updates', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'routing settings: defaults, partial updates', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await seedAccount(store, 0);
   t.same(await store.routing.get(a.accountId), { allow: null, deny: [], priceCapInput: null, priceCapOutput: null });
   await store.routing.set(a.accountId, { allow: ['test/gpt'], priceCapInput: 3000 });

@@ -5,12 +5,13 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../../lib/store/index.js';
 import { checkInvariants } from '../../helpers/invariants.js';
-import { historyRow, seedAccount, storeConfig, tempStore } from './fixtures/store.js';
+import { openSql } from '../../helpers/sql.js';
+import { backends, freshStore, historyRow, poisonHistory, seedAccount, storeConfig, tempStore } from './fixtures/store.js';
 
 const USD = 1_000_000_000;
 
-t.test('reserve, settle and release end each hold exactly once', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'reserve, settle and release end each hold exactly once', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await seedAccount(store, 10 * USD);
   const reserve = (amount: number) =>
     store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount, monthlyLimitNano: null });
@@ -43,8 +44,8 @@ t.test('reserve, settle and release end each hold exactly once', async (t) => {
   t.same(kinds, [['charge', -2 * USD], ['charge', -1.25 * USD], ['grant', 10 * USD]], 'zero charges add no entry');
 });
 
-t.test('200 concurrent reserves against a balance for 20 holds: exactly 20 admitted, overspend 0', async (t) => {
-  const { store } = tempStore(t);
+backends(t, '200 concurrent reserves against a balance for 20 holds: exactly 20 admitted, overspend 0', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const hold = 50_000_000;
   const a = await seedAccount(store, 20 * hold);
   const results = await Promise.all(Array.from({ length: 200 }, () =>
@@ -59,8 +60,8 @@ t.test('200 concurrent reserves against a balance for 20 holds: exactly 20 admit
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
-t.test('200 concurrent reserves against a monthly limit for 20 holds: exactly 20 admitted', async (t) => {
-  const { store } = tempStore(t);
+backends(t, '200 concurrent reserves against a monthly limit for 20 holds: exactly 20 admitted', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const hold = 10_000_000;
   const a = await seedAccount(store, 1000 * USD, { monthlyLimitNano: 20 * hold });
   const results = await Promise.all(Array.from({ length: 200 }, () =>
@@ -75,8 +76,8 @@ t.test('200 concurrent reserves against a monthly limit for 20 holds: exactly 20
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
-t.test('refusal reasons: insufficient credit, hold too large for the balance or the limit', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'refusal reasons: insufficient credit, hold too large for the balance or the limit', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   const a = await seedAccount(store, 1 * USD, { monthlyLimitNano: 5 * USD });
   const reserve = (amount: number, limit: number | null = 5 * USD) =>
     store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount, monthlyLimitNano: limit });
@@ -98,10 +99,10 @@ t.test('refusal reasons: insufficient credit, hold too large for the balance or 
   t.throws(() => reserve(1.5), { code: 'invalid' });
 });
 
-t.test('the monthly limit restarts with the calendar month (UTC), also across a restart', async (t) => {
+backends(t, 'the monthly limit restarts with the calendar month (UTC), also across a restart', async (t, backend) => {
   let now = Date.UTC(2025, 0, 31, 23, 59, 0);
   const clock = () => now;
-  const { store, dbPath } = tempStore(t, { clock });
+  const { store, dbPath } = await freshStore(t, backend, { clock });
   const limit = 1 * USD;
   const a = await seedAccount(store, 100 * USD, { monthlyLimitNano: limit });
   const reserve = (s = store) => s.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: limit, monthlyLimitNano: limit });
@@ -126,24 +127,28 @@ t.test('the monthly limit restarts with the calendar month (UTC), also across a 
   t.same(await checkInvariants(reopened, { noOpenHolds: true }), []);
 });
 
-t.test('holds and charges are written in batches, not per call', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'charges are written in batches, not per call (PostgreSQL: each hold at its admission)', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 10 * USD);
-  const reader = new Database(dbPath, { readonly: true });
+  const reader = await openSql(dbPath, { readonly: true });
   t.teardown(() => reader.close());
-  const holds = () => reader.prepare('SELECT COUNT(*) FROM holds').pluck().get();
+  const count = (sql: string) => reader.value(sql);
   const results = await Promise.all(Array.from({ length: 50 }, () =>
     store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 1000, monthlyLimitNano: null })));
-  t.equal(holds(), 0, 'nothing written yet');
+  // SQLite admits in memory and writes holds with the batch; PostgreSQL admits in the database.
+  t.equal(await count('SELECT COUNT(*) FROM holds'), backend === 'sqlite' ? 0 : 50, 'holds before the batch');
   for (const r of results) if (r.ok) await store.ledger.settle(r.hold.id, 500);
+  t.equal(await count(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 0, 'no charge written yet');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 10 * USD - 50 * 500, 'the store counts them already');
+  t.equal(await store.ledger.monthToDate(a.keyId), 50 * 500);
   await store.flush();
-  t.equal(holds(), 50, 'one batch wrote them all');
-  t.equal(reader.prepare(`SELECT COUNT(*) FROM holds WHERE status = 'settled' AND charged = 500`).pluck().get(), 50);
+  t.equal(await count(`SELECT COUNT(*) FROM holds WHERE status = 'settled' AND charged = 500`), 50, 'one batch ended them all');
+  t.equal(await count(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 50, 'and posted their charges');
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
-t.test('a credit grant by another process is seen by the running store at its next sync', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'a credit grant by another process is seen by the running store at its next sync', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 1 * USD);
   const r = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.4 * USD, monthlyLimitNano: null });
   if (!r.ok) throw new Error('refused');
@@ -156,7 +161,8 @@ t.test('a credit grant by another process is seen by the running store at its ne
   await cli.ledger.grant(a.accountId, 5 * USD, 'top up by the operator');
   await cli.close();
 
-  t.equal((await store.ledger.balance(a.accountId)).balance, 0.75 * USD, 'not yet synced');
+  // SQLite's balances are in memory until the sync; PostgreSQL's are the database's.
+  if (backend === 'sqlite') t.equal((await store.ledger.balance(a.accountId)).balance, 0.75 * USD, 'not yet synced');
   t.equal(await store.sync(), v0, 'a credit leaves cached keys and routing valid: the change counter stays');
   t.equal((await store.ledger.balance(a.accountId)).balance, 5.75 * USD, 'the grant is counted at the sync');
 
@@ -168,14 +174,15 @@ t.test('a credit grant by another process is seen by the running store at its ne
   t.equal((await store.ledger.balance(a.accountId)).balance, 4.75 * USD);
 });
 
-t.test('the writer thread\'s batches are read back once: no charge counts twice, caches stay valid', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'our own batches are counted once: no charge counts twice, caches stay valid', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 10 * USD);
   const v0 = await store.sync();
   for (let round = 0; round < 5; round++) {
     const holds = await Promise.all(Array.from({ length: 20 }, () =>
       store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.01 * USD, monthlyLimitNano: null })));
     for (const h of holds) if (h.ok) await store.ledger.settle(h.hold.id, 0.005 * USD);
+    store.keys.touch(a.keyId);
     // Sync while the batch may be in flight, and after it landed.
     await store.sync();
     await store.flush();
@@ -184,18 +191,18 @@ t.test('the writer thread\'s batches are read back once: no charge counts twice,
   t.equal((await store.ledger.balance(a.accountId)).balance, 9.5 * USD, '100 charges of half a cent, each counted once');
   t.equal(await store.ledger.monthToDate(a.keyId), 0.5 * USD);
   t.equal(await store.sync(), v0, 'our own batches (charges, history, last use) do not empty the key and routing caches');
-  const reader = new Database(dbPath, { readonly: true });
+  const reader = await openSql(dbPath, { readonly: true });
   t.teardown(() => reader.close());
-  t.equal(reader.prepare('SELECT balance FROM balances WHERE account_id = ?').pluck().get(a.accountId), 9.5 * USD, 'the file agrees');
+  t.equal(await reader.value('SELECT balance FROM balances WHERE account_id = ?', a.accountId), 9.5 * USD, 'the database agrees');
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
   await store.keys.revoke(a.keyId);
   t.not(await store.sync(), v0, 'a key change still moves the counter');
 });
 
-t.test('two serving stores on one file each count the other\'s charges once, and their own once', async (t) => {
-  const { store: a, dbPath } = tempStore(t);
+backends(t, 'two stores on one database (processes, nodes) each count the other\'s charges once, and their own once', async (t, backend) => {
+  const { store: a, dbPath } = await freshStore(t, backend);
   const acct = await seedAccount(a, 10 * USD);
-  const { store: b } = tempStore(t, { dbPath });
+  const { store: b } = await freshStore(t, backend, { dbPath });
   const charge = async (s: typeof a, usd: number) => {
     const h = await s.ledger.reserve({ accountId: acct.accountId, keyId: acct.keyId, amount: usd * USD, monthlyLimitNano: null });
     if (!h.ok) throw new Error('refused');
@@ -212,32 +219,29 @@ t.test('two serving stores on one file each count the other\'s charges once, and
   t.same(await checkInvariants(a, { noOpenHolds: true }), []);
 });
 
-t.test('a batch that fails is written again with the next one, nothing lost or doubled', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'a batch that fails is written again with the next one, nothing lost or doubled', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 10 * USD);
-  // A trigger refuses one history row while the poison table has a row: that whole batch fails.
-  const db = new Database(dbPath);
+  // A trigger refuses every history row while the poison table has a row: that whole batch fails.
+  const db = await openSql(dbPath);
   t.teardown(() => db.close());
-  db.exec(`CREATE TABLE poison (x INTEGER); INSERT INTO poison VALUES (1);
-    CREATE TRIGGER refuse_row BEFORE INSERT ON request_history WHEN EXISTS (SELECT 1 FROM poison)
-    BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`);
+  await poisonHistory(db);
   const h = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null });
   if (!h.ok) throw new Error('refused');
   await store.ledger.settle(h.hold.id, 0.05 * USD);
   store.history.record(historyRow(a, 'req-fail-once'));
   await t.rejects(store.flush(), /injected failure/, 'the first attempt fails');
   t.ok(await store.history.get('req-fail-once'), 'the row is still readable while queued again');
-  db.exec('DELETE FROM poison');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 9.95 * USD, 'the charge still counts');
+  await db.exec('DELETE FROM poison');
   await store.flush();
-  const reader = new Database(dbPath, { readonly: true });
-  t.teardown(() => reader.close());
-  t.equal(reader.prepare('SELECT COUNT(*) FROM request_history').pluck().get(), 1, 'the history row, once');
-  t.equal(reader.prepare(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`).pluck().get(), 1, 'the charge, once');
+  t.equal(await db.value('SELECT COUNT(*) FROM request_history'), 1, 'the history row, once');
+  t.equal(await db.value(`SELECT COUNT(*) FROM journal WHERE kind = 'charge'`), 1, 'the charge, once');
   t.equal((await store.ledger.balance(a.accountId)).balance, 9.95 * USD);
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
-t.test("held counts the open holds another process on the file has written (a serving gateway, seen by the command line)", async (t) => {
+t.test("SQLite: held counts the open holds another process on the file has written (a serving gateway, seen by the command line)", async (t) => {
   const { store: server, dbPath } = tempStore(t);
   const a = await seedAccount(server, 10 * USD);
   const b = await seedAccount(server, 10 * USD);
@@ -268,8 +272,8 @@ t.test("held counts the open holds another process on the file has written (a se
     'a settled hold leaves held and its charge the balance');
 });
 
-t.test('close releases holds still open', async (t) => {
-  const { store, dbPath } = tempStore(t);
+backends(t, 'close releases holds still open', async (t, backend) => {
+  const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 1 * USD);
   const r = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 1000, monthlyLimitNano: null });
   t.ok(r.ok);
@@ -278,7 +282,7 @@ t.test('close releases holds still open', async (t) => {
   if (r.ok) t.equal(await store.ledger.settle(r.hold.id, 10), null, 'a settle after close charges nothing');
 });
 
-t.test('a restart releases the holds of a process that died, never those of a live one', async (t) => {
+t.test('SQLite: a restart releases the holds of a process that died, never those of a live one (PostgreSQL: nodes.test.ts)', async (t) => {
   const { store, dbPath } = tempStore(t);
   const a = await seedAccount(store, 1 * USD);
   await store.close();
@@ -319,7 +323,7 @@ t.test('a restart releases the holds of a process that died, never those of a li
   t.same(await checkInvariants(restarted, { noOpenHolds: true }), []);
 });
 
-t.test('a hold left open under our own pid by an earlier process (a restarted container) is released', async (t) => {
+t.test('SQLite: a hold left open under our own pid by an earlier process (a restarted container) is released', async (t) => {
   const { store, dbPath } = tempStore(t);
   const a = await seedAccount(store, 1 * USD);
   const live = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 10, monthlyLimitNano: null });
@@ -338,8 +342,8 @@ t.test('a hold left open under our own pid by an earlier process (a restarted co
   t.equal(live.ok && statusOf(live.hold.id), 'open', 'the hold of a store still open in this process stays open');
 });
 
-t.test('a grant needs an existing account and a positive amount', async (t) => {
-  const { store } = tempStore(t);
+backends(t, 'a grant needs an existing account and a positive amount', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
   await t.rejects(store.ledger.grant(42, 100), { code: 'not_found' });
   const a = await seedAccount(store, 0);
   await t.rejects(store.ledger.grant(a.accountId, 0), { code: 'invalid' });

@@ -10,7 +10,7 @@ import type { Ledger } from '../../../lib/store/types.js';
 import { countTextTokens } from '../../../lib/tokens.js';
 import { checkInvariants } from '../../helpers/invariants.js';
 import { TOOL_CALL_TOKENS } from '../../../plugins/metering/output-text.js';
-import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/sqlite/refusal-counts.js';
+import { REFUSALS_RECORDED_PER_MINUTE } from '../../../lib/store/refusal-counts.js';
 import { pluginEnv, requestContext, seedAccount, tempStore, testOffer } from '../../lib/store/fixtures/store.js';
 
 const USD = 1_000_000_000;

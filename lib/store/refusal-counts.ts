@@ -1,11 +1,10 @@
 // Refusals (requests refused before any upstream call) cost nothing upstream, so one key can send
 // them as fast as the gateway answers: at one history row each, 18,700 a second filled 360 GB a day.
 // Per key and minute the first REFUSALS_RECORDED_PER_MINUTE get full rows; the rest are counted here,
-// in memory, and reach the file as one upsert per key and minute per batch (a summary row whose
+// in memory, and reach the database as one upsert per key and minute per batch (a summary row whose
 // not_recorded column adds up). Memory: one entry per key with refusals in the current minute, plus
 // entries of past minutes until their counts are written.
-import type { HistoryRow } from '../types.js';
-import type { Batch } from './batch.js';
+import type { HistoryRow } from './types.js';
 
 export const REFUSALS_RECORDED_PER_MINUTE = 20;
 const MINUTE_MS = 60_000;
@@ -25,6 +24,16 @@ interface KeyMinute {
   /** Not yet handed to a batch, and in the batch in flight. */
   queued: number;
   inFlight: number;
+}
+
+/** Refusals to add to a summary row (upserted by its id: the counts of one row add up). */
+export interface RefusalCount {
+  id: string;
+  time: number;
+  accountId: number;
+  keyId: number;
+  route: HistoryRow['route'];
+  count: number;
 }
 
 export const notRecordedMessage = (n: number) => `${n} more refused request${n === 1 ? '' : 's'} of this key in this minute not recorded`;
@@ -68,11 +77,12 @@ export class RefusalCounts {
     return rows;
   }
 
-  take(batch: Batch): void {
+  /** Hand the counts not yet written to `add`, one summary row per key and minute (they are in flight then). */
+  take(add: (row: RefusalCount) => void): void {
     const current = Math.floor(Date.now() / MINUTE_MS);
     for (const [k, e] of this.byKeyMinute) {
       if (e.queued > 0) {
-        batch.countRefusals.push(e.id, e.time, e.accountId, e.keyId, e.route, e.queued);
+        add({ id: e.id, time: e.time, accountId: e.accountId, keyId: e.keyId, route: e.route, count: e.queued });
         e.inFlight += e.queued;
         e.queued = 0;
       } else if (e.inFlight === 0 && e.minute < current) this.byKeyMinute.delete(k); // its minute is over and written

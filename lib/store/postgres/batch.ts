@@ -1,0 +1,128 @@
+// The PostgreSQL store's batches (see ../write-batcher.ts for the group commit): what the parts
+// queue, and the transaction that writes it. Each statement takes all its rows at once as column
+// arrays (unnest), so a batch costs a handful of round trips however many requests it carries.
+// Rows that several nodes may write at once are locked in one order (accounts, keys by id), so two
+// nodes' batches never deadlock.
+import type { HistoryRow } from '../types.js';
+import { HISTORY_COLUMNS, historyValues, PRUNE_BATCH_ROWS } from '../queued-history.js';
+import type { RefusalCount } from '../refusal-counts.js';
+import type { BatchExecutor } from '../write-batcher.js';
+import type { Db, Tx } from './db.js';
+
+/** A hold's end as the batch writes it; its charge (charged > 0) is posted with it. */
+export interface HoldEnd {
+  id: string;
+  status: 'settled' | 'released';
+  charged: number;
+  endedAt: number;
+  /** 'YYYY-MM' of the end: the month the charge counts in. */
+  month: string;
+}
+
+export interface PgBatch {
+  ends: HoldEnd[];
+  history: HistoryRow[];
+  refusals: RefusalCount[];
+  pruneBefore?: number;
+  /** key id → last use. */
+  touches: Map<number, number>;
+  /** Filled in by the executor: the ends that found their hold ended already (by another node's sweep, or by this batch's earlier attempt). */
+  notOpen?: string[];
+}
+
+export const newPgBatch = (): PgBatch => ({ ends: [], history: [], refusals: [], touches: new Map() });
+
+/**
+ * End the holds still open, and post the charges of those it ended: a hold another node released
+ * (it took this node for dead) is neither ended again nor charged. The balance and month spend
+ * change by the charges posted, accounts and keys in id order (the lock order).
+ */
+const END_HOLDS = `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
+    AS v(id, status, charged, ended_at, month)),
+  ended AS (UPDATE holds h SET status = v.status, charged = v.charged, ended_at = v.ended_at FROM v
+    WHERE h.id = v.id AND h.status = 'open' RETURNING h.id, h.account_id, h.key_id, h.charged, h.ended_at, v.month),
+  charges AS (INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at)
+    SELECT account_id, key_id, 'charge', -charged, id, ended_at FROM ended WHERE charged > 0 ORDER BY id),
+  balance AS (INSERT INTO balances AS b (account_id, balance)
+    SELECT account_id, -SUM(charged) FROM ended WHERE charged > 0 GROUP BY account_id ORDER BY account_id
+    ON CONFLICT (account_id) DO UPDATE SET balance = b.balance + excluded.balance),
+  spend AS (INSERT INTO key_spend AS s (key_id, month, spent)
+    SELECT key_id, month, SUM(charged) FROM ended WHERE charged > 0 GROUP BY key_id, month ORDER BY key_id, month
+    ON CONFLICT (key_id, month) DO UPDATE SET spent = s.spent + excluded.spent)
+  SELECT ARRAY(SELECT id FROM v EXCEPT SELECT id FROM ended) AS not_open`;
+
+const HISTORY_TYPES = ['text', 'bigint', 'bigint', 'bigint', 'text', 'text', 'text', 'text', 'text', 'integer', 'boolean',
+  'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'text'];
+
+/** A duplicated request id is ignored, never a failed batch (and with it every later write). */
+const INSERT_HISTORY = `INSERT INTO request_history (${HISTORY_COLUMNS.join(', ')})
+  SELECT * FROM unnest(${HISTORY_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
+
+/** A key's refusals past the first few of a minute: one summary row per key and minute, counting them. */
+const COUNT_REFUSALS = `INSERT INTO request_history AS r (request_id, time, account_id, key_id, route, attempts, status, stream,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, hold, cost, latency_ms, not_recorded)
+  SELECT id, time, account_id, key_id, route, '[]', 'error', false, 0, 0, 0, 0, 0, 0, 0, n
+  FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::bigint[]) AS v(id, time, account_id, key_id, route, n)
+  ON CONFLICT (request_id) DO UPDATE SET not_recorded = r.not_recorded + excluded.not_recorded`;
+
+/** History past its retention, oldest first, a bounded number per batch. */
+const PRUNE_HISTORY = `DELETE FROM request_history WHERE request_id IN
+  (SELECT request_id FROM request_history WHERE time < $1 ORDER BY time LIMIT ${PRUNE_BATCH_ROWS})`;
+
+/** Last use is advisory: a key another node's batch is updating right now is left to that node. */
+const TOUCH_KEYS = `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, v.at)
+  FROM unnest($1::bigint[], $2::bigint[]) AS v(id, at)
+  WHERE k.id = v.id AND k.id IN (SELECT id FROM api_keys WHERE id = ANY($1::bigint[]) FOR UPDATE SKIP LOCKED)`;
+
+/**
+ * A history value as PostgreSQL takes it. A text with a NUL character, or a number that is not an
+ * integer where the column is BIGINT, would fail the whole batch, and every batch after it (the rows
+ * are queued again): a client could stop every node from admitting requests with one model name.
+ * NUL becomes U+FFFD; numbers are rounded (history holds no money that is not an integer already).
+ */
+function historyValue(v: unknown): unknown {
+  if (typeof v === 'string') return v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v;
+  if (typeof v === 'number' && !Number.isSafeInteger(v)) {
+    return Number.isFinite(v) ? Math.round(Math.min(Number.MAX_SAFE_INTEGER, Math.max(-Number.MAX_SAFE_INTEGER, v))) : 0;
+  }
+  return v;
+}
+
+/** Column arrays of `rows` (each row an array of values), `width` columns. */
+function columns(rows: unknown[][], width: number): unknown[][] {
+  const cols: unknown[][] = Array.from({ length: width }, () => []);
+  for (const r of rows) for (let i = 0; i < width; i++) cols[i].push(r[i]);
+  return cols;
+}
+
+/**
+ * The batch's statements, the ends of holds last: they lock the accounts' balance rows, which every
+ * reserve of those accounts waits for, so those locks are held only until the commit right after,
+ * never while another statement of the batch waits (a lock on the history, a slow prune).
+ */
+async function write(tx: Tx, b: PgBatch): Promise<void> {
+  if (b.history.length) {
+    const cols = columns(b.history.map(historyValues), HISTORY_COLUMNS.length).map((col) => col.map(historyValue));
+    const stream = HISTORY_COLUMNS.indexOf('stream');
+    cols[stream] = cols[stream].map((v) => v === 1);
+    await tx.query(INSERT_HISTORY, cols);
+  }
+  if (b.refusals.length) {
+    const r = b.refusals;
+    await tx.query(COUNT_REFUSALS, [r.map((c) => historyValue(c.id)), r.map((c) => c.time), r.map((c) => c.accountId), r.map((c) => c.keyId),
+      r.map((c) => c.route), r.map((c) => c.count)]);
+  }
+  if (b.pruneBefore !== undefined) await tx.query(PRUNE_HISTORY, [b.pruneBefore]);
+  if (b.touches.size) await tx.query(TOUCH_KEYS, [[...b.touches.keys()], [...b.touches.values()]]);
+  if (b.ends.length) {
+    const e = b.ends;
+    const [r] = await tx.query(END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
+    b.notOpen = r.not_open;
+  }
+}
+
+export function pgExecutor(db: Db): BatchExecutor<PgBatch> {
+  return {
+    run: (batch) => db.transaction((tx) => write(tx, batch)),
+  };
+}

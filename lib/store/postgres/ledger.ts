@@ -1,0 +1,283 @@
+// The credit ledger on PostgreSQL, shared by any number of nodes. Admission is decided by the
+// database, in one round trip: gateway_reserve (migration 001) locks the account's balance row,
+// checks the available credit (balance − every node's open holds) and the key's month-to-date spend
+// plus open holds against its limit, and inserts the hold. A node keeps the holds it created in
+// memory: settle and release end them there and answer at once; the end and its charge reach the
+// database with the next batch (one conditional statement: a hold another node released meanwhile
+// is not charged). Until then the database counts the hold as open for its whole amount, which only
+// ever refuses more, never less: a refusal on an account or key with ends not yet written is asked
+// again once they are. Credits (grants, top-ups) are written at once, durably.
+import type { Logger } from '../../log.js';
+import type {
+  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult, ReserveRefusal,
+} from '../types.js';
+import { StoreError } from '../types.js';
+import { toLedgerEntry, type CreditDraft, type JournalRow } from '../rows.js';
+import type { MonthClock } from '../month.js';
+import type { BatchPart, WriteBatcher } from '../write-batcher.js';
+import type { HoldEnd, PgBatch } from './batch.js';
+import type { Db, Tx } from './db.js';
+import type { ChangeCounter } from './changes.js';
+
+interface OpenHold extends Hold {
+  requestId: string | null;
+}
+
+interface EndedHold extends HoldEnd {
+  accountId: number;
+  keyId: number;
+  amount: number;
+}
+
+interface ReserveRow {
+  reason: null | 'insufficient_credit' | 'monthly_limit_reached' | 'hold_too_large_balance' | 'hold_too_large_limit';
+  balance: number;
+  available: number;
+  month_to_date: number | null;
+  key_held: number | null;
+}
+
+const RESERVE = { name: 'gateway_reserve', text: 'SELECT * FROM gateway_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9)' };
+
+/** Logs the first failure of a run and the recovery, not every failed call. */
+class Outage {
+  private since: number | undefined;
+  constructor(private readonly log: Logger, private readonly what: string) {}
+  failed(err: unknown): void {
+    if (this.since !== undefined) return;
+    this.since = Date.now();
+    this.log('error', `store: the database cannot be reached; ${this.what} get 503 until it can`, { err: (err as Error).message });
+  }
+  ok(): void {
+    if (this.since === undefined) return;
+    this.log('info', 'store: the database is reachable again', { seconds: Math.round((Date.now() - this.since) / 1000) });
+    this.since = undefined;
+  }
+}
+
+export class PgLedger implements Ledger, BatchPart<PgBatch> {
+  private readonly open = new Map<string, OpenHold>();
+  /** Ended here, to be written with the next batch; and those of the batch in flight. */
+  private ended: EndedHold[] = [];
+  private inFlight: EndedHold[] = [];
+  private inFlightBatch: PgBatch | undefined;
+  /** Reserves waiting for the database: close waits for them, so no hold is created after it. */
+  private readonly reserving = new Set<Promise<unknown>>();
+  private holdSeq = 0;
+  private readonly holdIdPrefix: string;
+  private closed = false;
+  private readonly outage: Outage;
+
+  constructor(
+    private readonly db: Db,
+    private readonly batcher: WriteBatcher<PgBatch>,
+    private readonly changes: ChangeCounter,
+    private readonly months: MonthClock,
+    private readonly nodeId: string,
+    private readonly log: Logger,
+  ) {
+    // Ids that only grow within a node: its start time, its id, then a fixed-width counter.
+    this.holdIdPrefix = `${months.now().toString(36)}-${nodeId.slice(0, 8)}-`;
+    this.outage = new Outage(log, 'requests that need a credit hold');
+    batcher.add(this);
+  }
+
+  /** Ends not yet written, with the database's view of each: their holds still count as open there. */
+  private unwrittenEnds(): EndedHold[] {
+    return [...this.inFlight, ...this.ended];
+  }
+
+  /**
+   * The database's figures for the account, less what this node has ended but not yet written (of
+   * those, the ones the database still shows open: a batch may be committed before its confirmation).
+   */
+  async balance(accountId: number): Promise<BalanceSummary> {
+    const pending = this.unwrittenEnds().filter((e) => e.accountId === accountId);
+    const r = (await this.db.one<{ balance: number; held: number; still_open: string[] }>(
+      `SELECT COALESCE((SELECT balance FROM balances WHERE account_id = $1), 0) AS balance,
+        (SELECT COALESCE(SUM(amount), 0)::BIGINT FROM holds WHERE account_id = $1 AND status = 'open') AS held,
+        ARRAY(SELECT id FROM holds WHERE id = ANY($2::text[]) AND status = 'open') AS still_open`,
+      [accountId, pending.map((e) => e.id)]))!;
+    const stillOpen = new Set(r.still_open);
+    let { balance, held } = r;
+    for (const e of pending) {
+      if (!stillOpen.has(e.id)) continue;
+      held -= e.amount;
+      balance -= e.charged;
+    }
+    return { balance, held, available: Math.max(0, balance - held) };
+  }
+
+  async monthToDate(keyId: number): Promise<number> {
+    const month = this.months.month();
+    const pending = this.unwrittenEnds().filter((e) => e.keyId === keyId && e.month === month && e.charged > 0);
+    const r = (await this.db.one<{ spent: number; still_open: string[] }>(
+      `SELECT COALESCE((SELECT spent FROM key_spend WHERE key_id = $1 AND month = $2), 0) AS spent,
+        ARRAY(SELECT id FROM holds WHERE id = ANY($3::text[]) AND status = 'open') AS still_open`,
+      [keyId, month, pending.map((e) => e.id)]))!;
+    const stillOpen = new Set(r.still_open);
+    return r.spent + pending.reduce((sum, e) => sum + (stillOpen.has(e.id) ? e.charged : 0), 0);
+  }
+
+  reserve(req: ReserveRequest): ReserveResult | Promise<ReserveResult> {
+    if (this.closed) throw new StoreError('invalid', 'store is closed');
+    const { amount } = req;
+    if (!Number.isSafeInteger(amount) || amount < 0) throw new StoreError('invalid', `bad hold amount ${amount}`);
+    if (this.batcher.backlogged()) return { ok: false, reason: 'store_backlogged', amount };
+    const admitted = this.admit(req, true);
+    this.reserving.add(admitted);
+    const done = () => this.reserving.delete(admitted);
+    admitted.then(done, done);
+    return admitted;
+  }
+
+  private async admit(req: ReserveRequest, mayRetry: boolean): Promise<ReserveResult> {
+    const { amount } = req;
+    const id = this.holdIdPrefix + String(this.holdSeq++).padStart(12, '0');
+    const now = this.months.now();
+    let row: ReserveRow;
+    try {
+      row = (await this.db.one<ReserveRow>({ ...RESERVE, values: [id, req.accountId, req.keyId, amount, req.monthlyLimitNano,
+        this.months.month(now), req.requestId ?? null, now, this.nodeId] }))!;
+      this.outage.ok();
+    } catch (err) {
+      if (!(err instanceof StoreError && err.code === 'unavailable')) throw err;
+      // Money is never spent without a hold: the request is refused (503), the node carries on.
+      this.outage.failed(err);
+      return { ok: false, reason: 'store_backlogged', amount };
+    }
+    if (row.reason === null) {
+      const hold: OpenHold = { id, accountId: req.accountId, keyId: req.keyId, amount, createdAt: now, requestId: req.requestId ?? null };
+      this.open.set(id, hold);
+      return { ok: true, hold: { id, accountId: hold.accountId, keyId: hold.keyId, amount, createdAt: now } };
+    }
+    if (mayRetry && (row.reason === 'insufficient_credit' || row.reason === 'monthly_limit_reached') &&
+        this.unwrittenEnds().some((e) => e.accountId === req.accountId)) {
+      // The database still counts holds this node ended in full: write those ends, then ask again.
+      await this.batcher.flush().catch(() => {});
+      return this.admit(req, false);
+    }
+    return refusal(row, req);
+  }
+
+  settle(holdId: string, chargeNano: number): number | null {
+    const h = this.open.get(holdId);
+    if (!h) return null;
+    // Upstream numbers are not trusted: the charge is an integer within [0, hold].
+    const charged = Number.isFinite(chargeNano) ? Math.min(h.amount, Math.max(0, Math.floor(chargeNano))) : 0;
+    this.end(h, 'settled', charged);
+    return charged;
+  }
+
+  release(holdId: string): boolean {
+    const h = this.open.get(holdId);
+    if (!h) return false;
+    this.end(h, 'released', 0);
+    return true;
+  }
+
+  async releaseExpired(before: number): Promise<string[]> {
+    const expired = [...this.open.values()].filter((h) => h.createdAt < before);
+    for (const h of expired) this.end(h, 'released', 0);
+    return expired.map((h) => h.id);
+  }
+
+  private end(h: OpenHold, status: 'settled' | 'released', charged: number): void {
+    this.open.delete(h.id);
+    const endedAt = this.months.now();
+    this.ended.push({ id: h.id, accountId: h.accountId, keyId: h.keyId, amount: h.amount, status, charged, endedAt, month: this.months.month(endedAt) });
+    this.batcher.schedule();
+  }
+
+  async grant(accountId: number, amountNano: number, note?: string): Promise<LedgerEntry> {
+    if (!Number.isSafeInteger(amountNano) || amountNano <= 0) {
+      throw new StoreError('invalid', 'a grant must be a positive amount');
+    }
+    return (await this.postCredit(async (tx) => {
+      const [exists] = await tx.query('SELECT 1 FROM accounts WHERE id = $1', [accountId]);
+      if (!exists) throw new StoreError('not_found', `no account ${accountId}`);
+      return { accountId, amountNano, kind: 'grant', note: note ?? null, paymentId: null };
+    }))!;
+  }
+
+  /**
+   * Post a credit in one durable transaction. `prepare` runs inside it first: it checks and writes
+   * what belongs with the credit (a payment's status) and returns the entry to add, or null to add none.
+   */
+  async postCredit(prepare: (tx: Tx) => Promise<CreditDraft | null>): Promise<LedgerEntry | null> {
+    const now = this.months.now();
+    const posted = await this.db.transaction(async (tx) => {
+      const c = await prepare(tx);
+      if (!c) return null;
+      const [r] = await tx.query<{ id: number }>(`INSERT INTO journal (account_id, kind, amount, payment_id, note, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, [c.accountId, c.kind, c.amountNano, c.paymentId, c.note, now]);
+      await tx.query(`INSERT INTO balances AS b (account_id, balance) VALUES ($1, $2)
+        ON CONFLICT (account_id) DO UPDATE SET balance = b.balance + excluded.balance`, [c.accountId, c.amountNano]);
+      return { c, id: r.id };
+    }, { durable: true });
+    if (!posted) return null;
+    const { c, id } = posted;
+    this.changes.bump();
+    return { id, accountId: c.accountId, keyId: null, kind: c.kind, amountNano: c.amountNano, holdId: null, note: c.note, createdAt: now };
+  }
+
+  async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
+    return (await this.db.query<JournalRow>('SELECT * FROM journal WHERE account_id = $1 ORDER BY id DESC LIMIT $2', [accountId, opts.limit ?? 20])).map(toLedgerEntry);
+  }
+
+  // --- batch part ---
+
+  take(batch: PgBatch): void {
+    batch.ends.push(...this.ended);
+    this.inFlight = this.ended;
+    this.inFlightBatch = batch;
+    this.ended = [];
+  }
+
+  /** An end with a charge is two rows (the hold's and the journal's), as in the SQLite store. */
+  unwritten(): number {
+    let n = 0;
+    for (const e of this.inFlight) n += e.charged > 0 ? 2 : 1;
+    for (const e of this.ended) n += e.charged > 0 ? 2 : 1;
+    return n;
+  }
+
+  committed(): void {
+    const notOpen = this.inFlightBatch?.notOpen ?? [];
+    if (notOpen.length) {
+      const lost = this.inFlight.filter((e) => notOpen.includes(e.id));
+      this.log('warn', 'store: holds this node ended had been ended already, by another node that took this node for dead ' +
+        '(or by an earlier attempt of this batch whose commit was not confirmed); their charges are not posted again',
+        { holds: lost.length, charges_nano: lost.reduce((s, e) => s + e.charged, 0) });
+    }
+    this.inFlight = [];
+    this.inFlightBatch = undefined;
+  }
+
+  failed(): void {
+    this.ended = [...this.inFlight, ...this.ended];
+    this.inFlight = [];
+    this.inFlightBatch = undefined;
+  }
+
+  /** Shutdown: no new holds; wait for reserves in flight, then release every hold still open before the last batch. */
+  async releaseAll(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.reserving]);
+    for (const h of [...this.open.values()]) this.end(h, 'released', 0);
+  }
+}
+
+function refusal(r: ReserveRow, req: ReserveRequest): ReserveRefusal {
+  const { amount } = req;
+  switch (r.reason) {
+    case 'hold_too_large_balance':
+      return { ok: false, reason: 'hold_too_large', amount, exceeds: 'balance', balance: r.balance };
+    case 'hold_too_large_limit':
+      return { ok: false, reason: 'hold_too_large', amount, exceeds: 'monthly_limit', limit: req.monthlyLimitNano! };
+    case 'monthly_limit_reached':
+      return { ok: false, reason: 'monthly_limit_reached', amount, limit: req.monthlyLimitNano!, monthToDate: r.month_to_date!, keyHeld: r.key_held! };
+    default:
+      return { ok: false, reason: 'insufficient_credit', amount, available: Math.max(0, r.available) };
+  }
+}

@@ -1,0 +1,99 @@
+// The gateway processes sharing the database. Each store registers itself as a node (a random id
+// per process), heartbeats every HEARTBEAT_MS and sweeps every SWEEP_MS: a node whose heartbeat is
+// older than NODE_DEAD_AFTER_MS (on the database's clock) is gone, and any other node releases its
+// open holds and deletes its row. A hold is ended by a conditional UPDATE … WHERE status = 'open',
+// so when the owner and a sweeper race, exactly one of them ends it. A dead node's holds are thus
+// released within NODE_DEAD_AFTER_MS + SWEEP_MS of its last heartbeat (about 12 seconds).
+// A node that was only slow (its event loop or its connection stalled past the bound) finds its
+// row gone at its next heartbeat: it registers again and says so; the charges of the holds the
+// others released are not recorded (no overspend: those holds ended without a charge).
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from '../../log.js';
+import type { Db } from './db.js';
+
+export const HEARTBEAT_MS = 1000;
+export const SWEEP_MS = 2000;
+export const NODE_DEAD_AFTER_MS = 10_000;
+
+export interface NodeTimings {
+  heartbeatMs: number;
+  sweepMs: number;
+  deadAfterMs: number;
+}
+
+export const DEFAULT_NODE_TIMINGS: NodeTimings = { heartbeatMs: HEARTBEAT_MS, sweepMs: SWEEP_MS, deadAfterMs: NODE_DEAD_AFTER_MS };
+
+const REGISTER = `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, gateway_now_ms(), gateway_now_ms())
+  ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`;
+
+/**
+ * Holds whose node has not heartbeaten within the bound (or has no row: it closed with holds it
+ * could not end, or was deleted by an earlier sweep) are released; then the silent nodes' rows go.
+ * One statement: both see the same snapshot, so a node that heartbeats meanwhile keeps its holds.
+ */
+const SWEEP = `WITH alive AS (SELECT id FROM nodes WHERE heartbeat_at >= gateway_now_ms() - $1),
+  released AS (UPDATE holds SET status = 'released', ended_at = $2
+    WHERE status = 'open' AND node_id <> $3 AND node_id NOT IN (SELECT id FROM alive) RETURNING node_id),
+  gone AS (DELETE FROM nodes WHERE id <> $3 AND id NOT IN (SELECT id FROM alive) RETURNING id)
+  SELECT (SELECT COUNT(*) FROM released) AS holds, (SELECT COUNT(*) FROM gone) AS nodes,
+    ARRAY(SELECT DISTINCT node_id FROM released) AS owners`;
+
+export class NodeRegistry {
+  /** This process's node id: on every hold it creates. */
+  readonly id = randomUUID();
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: () => number,
+    private readonly log: Logger,
+    readonly timings: NodeTimings = DEFAULT_NODE_TIMINGS,
+  ) {}
+
+  /** Part of the store's opening: a node is registered before it creates any hold (a sweeper would take the hold for an orphan). */
+  async register(): Promise<void> {
+    await this.db.direct(REGISTER, [this.id, hostname(), process.pid]);
+  }
+
+  /** Heartbeat and sweep in the background, the first sweep at once (the holds of nodes already gone). */
+  start(): void {
+    if (this.stopped) return; // closed before it opened
+    // A failure is the store's to report (the database is unreachable): the next tick tries again.
+    const sweep = () => void this.sweep().catch(() => {});
+    this.heartbeatTimer = setInterval(() => void this.heartbeat().catch(() => {}), this.timings.heartbeatMs);
+    this.sweepTimer = setInterval(sweep, this.timings.sweepMs);
+    this.heartbeatTimer.unref();
+    this.sweepTimer.unref();
+    sweep();
+  }
+
+  async heartbeat(): Promise<void> {
+    if (this.stopped) return;
+    const beat = await this.db.one(`UPDATE nodes SET heartbeat_at = gateway_now_ms() WHERE id = $1 RETURNING id`, [this.id]);
+    if (beat || this.stopped) return;
+    this.log('error', 'store: this node was taken for dead (no heartbeat within the bound) and other nodes released its holds; ' +
+      'charges of requests it had in flight are not recorded. It registers again.', { node: this.id, dead_after_ms: this.timings.deadAfterMs });
+    await this.db.query(REGISTER, [this.id, hostname(), process.pid]);
+  }
+
+  /** Release the open holds of nodes gone silent; returns how many. */
+  async sweep(): Promise<number> {
+    if (this.stopped) return 0;
+    const r = (await this.db.one<{ holds: number; nodes: number; owners: string[] }>(SWEEP, [this.timings.deadAfterMs, this.clock(), this.id]))!;
+    if (r.holds > 0 || r.nodes > 0) {
+      this.log('warn', 'store: released the open holds of gateway nodes that stopped heartbeating', { holds: r.holds, nodes: r.nodes, owners: r.owners });
+    }
+    return r.holds;
+  }
+
+  /** Stop the timers; `forget`: delete this node's row (its holds are all ended). */
+  async stop(forget: boolean): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeatTimer);
+    clearInterval(this.sweepTimer);
+    if (forget) await this.db.query('DELETE FROM nodes WHERE id = $1', [this.id]);
+  }
+}

@@ -1,0 +1,96 @@
+// The PostgreSQL store: a connection pool shared by the store's parts, one write batcher, and this
+// process's node (heartbeat, and the sweep of dead nodes' holds). Opening returns at once; the
+// migrations and the node's registration run first, and every query waits for them (sync()
+// resolves once they are done, or rejects with the reason they failed, as every query then does).
+import { stderrLogger, type Logger } from '../../log.js';
+import { MonthClock } from '../month.js';
+import type { Store } from '../types.js';
+import { WriteBatcher } from '../write-batcher.js';
+import { PgAccounts } from './accounts.js';
+import { newPgBatch, pgExecutor } from './batch.js';
+import { ChangeCounter } from './changes.js';
+import { Db } from './db.js';
+import { PgHistory } from './history.js';
+import { PgApiKeys } from './keys.js';
+import { PgLedger } from './ledger.js';
+import { migrate } from './migrate.js';
+import { DEFAULT_NODE_TIMINGS, NodeRegistry, type NodeTimings } from './nodes.js';
+import { PgPayments } from './payments.js';
+import { PgRouting } from './routing.js';
+import { PgSessions } from './sessions.js';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:5432/dbname */
+  url: string;
+  commitIntervalMs: number;
+  clock: () => number;
+  /** Where failing or backlogged writes and an unreachable database are reported (default: stderr). */
+  log?: Logger;
+  /** See MAX_UNWRITTEN_ROWS. */
+  maxUnwrittenRows?: number;
+  /** Delete history older than this in the background (the serving gateway); absent: never. */
+  historyRetentionMs?: number;
+  /** sync() asks the database at most this often (see ChangeCounter); 0: at every call. */
+  changePollMs?: number;
+  /** Heartbeat, sweep and dead-node bound (tests shorten them). */
+  nodeTimings?: Partial<NodeTimings>;
+  /** Connections in the pool. */
+  poolSize?: number;
+}
+
+export type PostgresStore = Store & { readonly nodeId: string; readonly nodes: NodeRegistry };
+
+export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
+  const log = opts.log ?? stderrLogger;
+  const months = new MonthClock(opts.clock);
+  const db = new Db(opts.url, log, opts.poolSize);
+  const nodes = new NodeRegistry(db, opts.clock, log, { ...DEFAULT_NODE_TIMINGS, ...opts.nodeTimings });
+  db.openWith(async () => {
+    await migrate(db);
+    await nodes.register();
+  }).then(() => nodes.start(), () => {}); // a failed opening is every query's error (sync() reports it)
+  const batcher = new WriteBatcher(pgExecutor(db), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
+  const changes = new ChangeCounter(db, opts.changePollMs ?? 0);
+  const ledger = new PgLedger(db, batcher, changes, months, nodes.id, log);
+  const history = new PgHistory(db, batcher);
+  if (opts.historyRetentionMs !== undefined) history.startPruning(opts.historyRetentionMs, opts.clock);
+  let closed: Promise<void> | undefined;
+
+  return {
+    accounts: new PgAccounts(db, changes, months),
+    keys: new PgApiKeys(db, batcher, changes, months),
+    routing: new PgRouting(db, changes),
+    ledger,
+    history,
+    sessions: new PgSessions(db, months),
+    payments: new PgPayments(db, ledger, months),
+    location: db.location,
+    nodeId: nodes.id,
+    nodes,
+    sync() {
+      return changes.check();
+    },
+    changeVersion() {
+      return changes.version;
+    },
+    flush() {
+      return batcher.flush();
+    },
+    close() {
+      closed ??= (async () => {
+        history.stopPruning();
+        try {
+          await ledger.releaseAll();
+          await batcher.close();
+          // Every hold of this node is ended in the database: its row can go. When the last batch
+          // failed, the row stays, and another node releases the holds once the heartbeat is old enough.
+          await nodes.stop(true).catch(() => {});
+        } finally {
+          await nodes.stop(false);
+          await db.close();
+        }
+      })();
+      return closed;
+    },
+  };
+}
