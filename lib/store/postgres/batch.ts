@@ -51,8 +51,10 @@ const END_HOLDS = `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::b
     ON CONFLICT (key_id, month) DO UPDATE SET spent = s.spent + excluded.spent)
   SELECT ARRAY(SELECT id FROM v EXCEPT SELECT id FROM ended) AS not_open`;
 
+/** The column types of HISTORY_COLUMNS, in its order. */
 const HISTORY_TYPES = ['text', 'bigint', 'bigint', 'bigint', 'text', 'text', 'text', 'text', 'text', 'integer', 'boolean',
-  'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'text'];
+  'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'text', 'text'];
+if (HISTORY_TYPES.length !== HISTORY_COLUMNS.length) throw new Error('HISTORY_TYPES must give one type per history column');
 
 /** A duplicated request id is ignored, never a failed batch (and with it every later write). */
 const INSERT_HISTORY = `INSERT INTO request_history (${HISTORY_COLUMNS.join(', ')})
