@@ -39,28 +39,31 @@ export interface InflateBudget {
   left: number;
 }
 
-// A name ends at whitespace or a delimiter; `#xx` escapes a character inside a name (`/P#61ge` is /Page).
+// A name ends at whitespace or a delimiter; `#xx` may stand for any of its characters (`/P#61ge` is
+// /Page): the patterns take both spellings, so the text is never rewritten.
 const DELIMITER = '[\\s()<>\\[\\]{}/%]';
 const NAME_END = `(?=${DELIMITER}|$)`;
-const ESCAPED_NAME = /\/[^\s()<>[\]{}/%]*#[0-9A-Fa-f]{2}[^\s()<>[\]{}/%]*/g;
-const PAGE = new RegExp(`/Type\\s*/Page${NAME_END}`, 'g');
-const PAGES = new RegExp(`/Type\\s*/Pages${NAME_END}`);
-const OBJECT_STREAM = new RegExp(`/Type\\s*/ObjStm${NAME_END}`);
+const hexOf = (c: string) => [...c.charCodeAt(0).toString(16).padStart(2, '0')].map((h) => (/[a-f]/.test(h) ? `[${h}${h.toUpperCase()}]` : h)).join('');
+/** A name pattern (without the slash's own escape: a slash cannot be written another way). */
+const name = (n: string) => `/${[...n].map((c) => `(?:${c}|#${hexOf(c)})`).join('')}${NAME_END}`;
+const PAGE = new RegExp(`${name('Type')}\\s*${name('Page')}`, 'g');
+const PAGES = new RegExp(`${name('Type')}\\s*${name('Pages')}`);
+const OBJECT_STREAM = new RegExp(`${name('Type')}\\s*${name('ObjStm')}`);
+const ENCRYPT = new RegExp(name('Encrypt'));
 /** An object's header, `12 0 obj`: found by its keyword (a regex starting at every digit is four times slower). */
 const OBJ_KEYWORD = /obj(?![^\s()<>[\]{}/%])/g;
 const HEADER_BEFORE = /(\d+)\s+\d+\s+$/;
 /** Where an object's text ends: its stream data, or `endobj`. */
 const OBJECT_END = /(?<!end)stream(?=[\r\n])|endobj/g;
 const REFERENCE = /(\d+)\s+\d+\s+R/g;
-const KIDS = /\/Kids\s*(?:\[([^\]]*)\]|(\d+)\s+\d+\s+R)/g;
-const COUNT = /\/Count\s+(\d+)/;
+const KIDS = new RegExp(`${name('Kids')}\\s*(?:\\[([^\\]]*)\\]|(\\d+)\\s+\\d+\\s+R)`, 'g');
+const COUNT = new RegExp(`${name('Count')}\\s*(\\d+)`);
+const N = new RegExp(`${name('N')}\\s*(\\d+)`);
+const FIRST = new RegExp(`${name('First')}\\s*(\\d+)`);
 /** Codings besides Flate (names and abbreviations) and predictors: they would hide an object stream's text. */
 const OTHER_CODING = new RegExp(
-  `/(?:DecodeParms|DP|Predictor|ASCIIHexDecode|AHx|ASCII85Decode|A85|LZWDecode|LZW|RunLengthDecode|RL|CCITTFaxDecode|CCF|DCTDecode|DCT|JBIG2Decode|JPXDecode|Crypt)${NAME_END}`,
+  ['DecodeParms', 'DP', 'Predictor', 'ASCIIHexDecode', 'AHx', 'ASCII85Decode', 'A85', 'LZWDecode', 'LZW', 'RunLengthDecode', 'RL', 'CCITTFaxDecode', 'CCF', 'DCTDecode', 'DCT', 'JBIG2Decode', 'JPXDecode', 'Crypt'].map(name).join('|'),
 );
-
-const decodeName = (name: string) => name.replace(/#([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-const plainNames = (text: string) => (text.includes('#') ? text.replace(ESCAPED_NAME, decodeName) : text);
 
 /** PDF objects by number, every version of each (incremental updates add versions): their text up to any stream data. */
 type Objects = Map<number, string[]>;
@@ -111,7 +114,7 @@ function bodyObjects(text: string, objects: Objects): { id: number; dict: string
     const next = k + 1 < headers.length ? headers[k + 1].at : text.length;
     while (cut < cuts.length && cuts[cut] < start) cut++;
     const keyword = cut < cuts.length && cuts[cut] < next ? cuts[cut] : -1;
-    const body = plainNames(text.slice(start, keyword === -1 ? next : keyword));
+    const body = text.slice(start, keyword === -1 ? next : keyword);
     if (!wellFormed(body)) return undefined;
     addObject(objects, h.id, body);
     if (keyword !== -1 && kinds[cut]) {
@@ -126,8 +129,8 @@ function bodyObjects(text: string, objects: Objects): { id: number; dict: string
 
 /** The objects of an object stream: `/N` pairs of number and offset, the offsets counted from `/First`. */
 function streamObjects(data: string, dict: string, objects: Objects): boolean {
-  const n = Number(/\/N\s+(\d+)/.exec(dict)?.[1]);
-  const first = Number(/\/First\s+(\d+)/.exec(dict)?.[1]);
+  const n = Number(N.exec(dict)?.[1]);
+  const first = Number(FIRST.exec(dict)?.[1]);
   if (!Number.isSafeInteger(n) || !Number.isSafeInteger(first) || first > data.length) return false;
   const header = data.slice(0, first).trim().split(/\s+/).map(Number);
   if (header.length < 2 * n || header.some((x) => !Number.isSafeInteger(x))) return false;
@@ -135,7 +138,7 @@ function streamObjects(data: string, dict: string, objects: Objects): boolean {
     const from = first + header[2 * k + 1];
     const to = k + 1 < n ? first + header[2 * k + 3] : data.length;
     if (!(from <= to && to <= data.length)) return false;
-    const body = plainNames(data.slice(from, to));
+    const body = data.slice(from, to);
     if (!wellFormed(body)) return false;
     addObject(objects, header[2 * k], body);
   }
@@ -155,7 +158,7 @@ function streamObjects(data: string, dict: string, objects: Objects): boolean {
 export function pdfPagesAtMost(pdf: Buffer, budget: InflateBudget): number | undefined {
   if (!pdf.subarray(0, 1024).includes('%PDF-')) return undefined;
   const text = pdf.toString('latin1');
-  if (plainNames(text).includes('/Encrypt')) return undefined;
+  if (ENCRYPT.test(text)) return undefined;
   const objects: Objects = new Map();
   const streams = bodyObjects(text, objects);
   if (!streams) return undefined;
@@ -188,6 +191,7 @@ export function pdfPagesAtMost(pdf: Buffer, budget: InflateBudget): number | und
 /** The leaves under every `/Type /Pages` node, or the largest count such a node claims, whichever is more. */
 function pageTree(objects: Objects): number {
   const seen = new Set<number>();
+  const arraysRead = new Set<number>();
   let leaves = 0;
   let claimed = 0;
   const kidsOf = (id: number): number[] | undefined => {
@@ -195,9 +199,12 @@ function pageTree(objects: Objects): number {
     for (const t of objects.get(id) ?? []) {
       KIDS.lastIndex = 0;
       for (let m = KIDS.exec(t); m; m = KIDS.exec(t)) {
-        // An indirect /Kids array is another object: its text is the array.
-        const array = m[1] ?? (objects.get(Number(m[2])) ?? []).join(' ');
         kids ??= [];
+        // An indirect /Kids array is another object (its text is the array), read once: its kids are the same for every node naming it.
+        const arrayId = m[2] === undefined ? undefined : Number(m[2]);
+        if (arrayId !== undefined && arraysRead.has(arrayId)) continue;
+        if (arrayId !== undefined) arraysRead.add(arrayId);
+        const array = m[1] ?? (objects.get(arrayId!) ?? []).join(' ');
         for (const r of array.matchAll(REFERENCE)) kids.push(Number(r[1]));
       }
     }
