@@ -23,6 +23,8 @@ export interface PdfOptions {
   rootExtra?: string;
   /** Add an /Encrypt entry to the trailer. */
   encrypt?: boolean;
+  /** Bytes of comment after the header: a large file of few pages. */
+  padding?: number;
 }
 
 export function buildPdf(o: PdfOptions): Buffer {
@@ -75,7 +77,7 @@ export function buildPdf(o: PdfOptions): Buffer {
     objects.clear();
     streams.set(next++, { dict: `/Type /ObjStm /N ${ids.length} /First ${first} /Filter /FlateDecode ${o.objectStreamDict ?? ''}`, data: deflateSync(Buffer.from(header + text, 'latin1')) });
   }
-  const parts: Buffer[] = [Buffer.from('%PDF-1.5\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  const parts: Buffer[] = [Buffer.from(`%PDF-1.5\n%\xe2\xe3\xcf\xd3\n${o.padding ? `% ${'x'.repeat(o.padding)}\n` : ''}`, 'latin1')];
   const offsets: [number, number][] = [];
   let at = parts[0].length;
   const add = (id: number, buf: Buffer) => {
