@@ -31,13 +31,17 @@ export function dataUrlBytes(url: string): Buffer | undefined {
   return d?.base64 ? Buffer.from(url.slice(d.dataAt), 'base64') : undefined;
 }
 
-/** How much PDF object-stream data one request may inflate while its pages are counted. */
-export const PDF_INFLATE_BUDGET = 16 * 1024 * 1024;
-
-/** What is left of the inflate budget of one request. */
-export interface InflateBudget {
-  left: number;
+/**
+ * The work one request may spend counting PDF pages, on the event loop: object-stream data inflated
+ * (bytes), and objects read. Ordinary files use a small part (a 1.4 MB manual: 3,500 objects); a
+ * file made of nothing but object headers would otherwise cost about a millisecond per 2,000.
+ */
+export interface PdfScanBudget {
+  inflate: number;
+  objects: number;
 }
+
+export const pdfScanBudget = (): PdfScanBudget => ({ inflate: 16 * 1024 * 1024, objects: 50_000 });
 
 // A name ends at whitespace or a delimiter; `#xx` may stand for any of its characters (`/P#61ge` is
 // /Page): the patterns take both spellings, so the text is never rewritten.
@@ -90,8 +94,12 @@ function wellFormed(text: string): boolean {
   return depth === 0;
 }
 
-/** The objects of the file's body: each from its header to its `endobj`, its stream data, or the next header. */
-function bodyObjects(text: string, objects: Objects): { id: number; dict: string; dataAt: number }[] | undefined {
+/**
+ * The objects of the file's body: each from its header to its `endobj`, its stream data, or the next
+ * header. Undefined past the budget's objects (every `obj` keyword counts), or when an object's
+ * strings do not close.
+ */
+function bodyObjects(text: string, objects: Objects, budget: PdfScanBudget): { id: number; dict: string; dataAt: number }[] | undefined {
   const cuts: number[] = [];
   const kinds: boolean[] = [];
   OBJECT_END.lastIndex = 0;
@@ -103,6 +111,7 @@ function bodyObjects(text: string, objects: Objects): { id: number; dict: string
   const headers: { id: number; at: number; end: number }[] = [];
   OBJ_KEYWORD.lastIndex = 0;
   for (let m = OBJ_KEYWORD.exec(text); m; m = OBJ_KEYWORD.exec(text)) {
+    if (--budget.objects < 0) return undefined;
     const from = Math.max(0, m.index - 32);
     const h = HEADER_BEFORE.exec(text.slice(from, m.index));
     if (h) headers.push({ id: Number(h[1]), at: from + h.index, end: m.index + 3 });
@@ -128,10 +137,11 @@ function bodyObjects(text: string, objects: Objects): { id: number; dict: string
 }
 
 /** The objects of an object stream: `/N` pairs of number and offset, the offsets counted from `/First`. */
-function streamObjects(data: string, dict: string, objects: Objects): boolean {
+function streamObjects(data: string, dict: string, objects: Objects, budget: PdfScanBudget): boolean {
   const n = Number(N.exec(dict)?.[1]);
   const first = Number(FIRST.exec(dict)?.[1]);
   if (!Number.isSafeInteger(n) || !Number.isSafeInteger(first) || first > data.length) return false;
+  if ((budget.objects -= n) < 0) return false;
   const header = data.slice(0, first).trim().split(/\s+/).map(Number);
   if (header.length < 2 * n || header.some((x) => !Number.isSafeInteger(x))) return false;
   for (let k = 0; k < n; k++) {
@@ -152,15 +162,15 @@ function streamObjects(data: string, dict: string, objects: Objects): boolean {
  * node claims. Objects in Flate-compressed object streams (where PDF 1.5 writers put the page tree)
  * are read too. Undefined when the file hides its structure from this scan: not a PDF, encrypted,
  * an object stream in another coding or with a predictor, a header or `stream` keyword inside a
- * string, no page found, or more to inflate than `budget` has left. Linear in the file's size plus
- * what is inflated.
+ * string, no page found, or more work than `budget` has left (it is taken from it). Linear in the
+ * file's size plus what is inflated.
  */
-export function pdfPagesAtMost(pdf: Buffer, budget: InflateBudget): number | undefined {
+export function pdfPagesAtMost(pdf: Buffer, budget: PdfScanBudget): number | undefined {
   if (!pdf.subarray(0, 1024).includes('%PDF-')) return undefined;
   const text = pdf.toString('latin1');
   if (ENCRYPT.test(text)) return undefined;
   const objects: Objects = new Map();
-  const streams = bodyObjects(text, objects);
+  const streams = bodyObjects(text, objects, budget);
   if (!streams) return undefined;
   let typed = 0;
   const count = (t: string) => {
@@ -175,13 +185,13 @@ export function pdfPagesAtMost(pdf: Buffer, budget: InflateBudget): number | und
     if (end === -1) return undefined;
     let inflated: Buffer;
     try {
-      inflated = inflateSync(pdf.subarray(dataAt, end), { maxOutputLength: Math.max(1, budget.left) });
+      inflated = inflateSync(pdf.subarray(dataAt, end), { maxOutputLength: Math.max(1, budget.inflate) });
     } catch {
       return undefined; // not Flate data, or over the budget
     }
-    budget.left -= inflated.length;
+    budget.inflate -= inflated.length;
     const contained: Objects = new Map();
-    if (!streamObjects(inflated.toString('latin1'), dict, contained)) return undefined;
+    if (!streamObjects(inflated.toString('latin1'), dict, contained, budget)) return undefined;
     for (const [id, versions] of contained) for (const t of versions) addObject(objects, id, t), count(t);
   }
   const pages = Math.max(typed, pageTree(objects));

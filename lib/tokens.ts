@@ -5,7 +5,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/r50k_base';
 import { LRUCache } from 'lru-cache';
 import type { WireFormat } from './config-types.js';
-import { dataUrlBytes, parseDataUrl, pdfPagesAtMost, PDF_INFLATE_BUDGET, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE, type InflateBudget } from './documents.js';
+import { dataUrlBytes, parseDataUrl, pdfPagesAtMost, pdfScanBudget, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE, type PdfScanBudget } from './documents.js';
 
 /** Other tokenizers count up to ~25% more than o200k on the same text. */
 const SAFETY = 1.25;
@@ -25,7 +25,7 @@ interface Tally {
   pdfPages: number;
   /** Documents whose size the gateway cannot see (see InputEstimate). */
   unseen: number;
-  inflate: InflateBudget;
+  pdfBudget: PdfScanBudget;
 }
 
 /** Structural keys (roles, types, ids, flags) are covered by the per-message overhead. */
@@ -70,7 +70,7 @@ function walkContent(content: unknown, t: Tally): void {
 
 /** A PDF's pages, or an unseen document when its pages cannot be counted. */
 function countPdf(bytes: Buffer, t: Tally): void {
-  const pages = pdfPagesAtMost(bytes, t.inflate);
+  const pages = pdfPagesAtMost(bytes, t.pdfBudget);
   if (pages === undefined) t.unseen++;
   else t.pdfPages += pages;
 }
@@ -259,7 +259,7 @@ export interface InputEstimate {
 
 /** The input of a request body: system, messages (text, images, documents) and tools (each piece counted on its own). */
 export function estimateInput(body: Record<string, any>, _format: WireFormat): InputEstimate {
-  const t: Tally = { text: [], images: 0, messages: 0, pdfPages: 0, unseen: 0, inflate: { left: PDF_INFLATE_BUDGET } };
+  const t: Tally = { text: [], images: 0, messages: 0, pdfPages: 0, unseen: 0, pdfBudget: pdfScanBudget() };
   if (body.system !== undefined) walkContent(body.system, t);
   if (Array.isArray(body.messages)) {
     t.messages = body.messages.length;

@@ -1,7 +1,7 @@
 // The text a simulated model "reads": one walk over the request gives its size (input tokens),
 // a hash of the prompt (which words the answer uses) and the directives written in it.
 import type { WireFormat } from '../config-types.js';
-import { dataUrlBytes, pdfPagesAtMost, PDF_INFLATE_BUDGET, PDF_MEDIA_TYPE } from '../documents.js';
+import { dataUrlBytes, pdfPagesAtMost, pdfScanBudget, PDF_MEDIA_TYPE } from '../documents.js';
 import { parseDirectives, type Directive } from './directives.js';
 
 export interface RequestText {
@@ -72,7 +72,7 @@ function documentText(source: unknown, prose: (t: unknown) => void, json: (v: un
 const PDF_PAGE_TEXT = 'page'.repeat(2300);
 
 function pdfText(pdf: Buffer, prose: (t: unknown) => void): void {
-  const pages = pdfPagesAtMost(pdf, { left: PDF_INFLATE_BUDGET }) ?? 1;
+  const pages = pdfPagesAtMost(pdf, pdfScanBudget()) ?? 1;
   for (let i = 0; i < pages; i++) prose(PDF_PAGE_TEXT);
 }
 

@@ -2,10 +2,10 @@
 // object stream), never below the truth when a file tries to hide pages, and undefined (the
 // estimate then assumes the worst) when the scan cannot see the structure. Data URLs.
 import t from 'tap';
-import { dataUrlBytes, parseDataUrl, pdfPagesAtMost, PDF_INFLATE_BUDGET } from '../../lib/documents.js';
+import { dataUrlBytes, parseDataUrl, pdfPagesAtMost, pdfScanBudget } from '../../lib/documents.js';
 import { buildPdf, type PdfOptions } from '../helpers/pdf.js';
 
-const pages = (o: PdfOptions, left = PDF_INFLATE_BUDGET) => pdfPagesAtMost(buildPdf(o), { left });
+const pages = (o: PdfOptions, budget = pdfScanBudget()) => pdfPagesAtMost(buildPdf(o), budget);
 
 t.test('ordinary PDFs: the page count, written plainly or with the page tree in an object stream', async (t) => {
   for (const n of [1, 7, 120]) {
@@ -26,8 +26,8 @@ t.test('a PDF that hides pages is never counted low', async (t) => {
 });
 
 t.test('what the scan cannot see through is undefined, never a guess', async (t) => {
-  t.equal(pdfPagesAtMost(Buffer.from('not a pdf at all'), { left: PDF_INFLATE_BUDGET }), undefined, 'not a PDF');
-  t.equal(pdfPagesAtMost(Buffer.from('%PDF-1.4\n%%EOF\n'), { left: PDF_INFLATE_BUDGET }), undefined, 'no page at all');
+  t.equal(pdfPagesAtMost(Buffer.from('not a pdf at all'), pdfScanBudget()), undefined, 'not a PDF');
+  t.equal(pdfPagesAtMost(Buffer.from('%PDF-1.4\n%%EOF\n'), pdfScanBudget()), undefined, 'no page at all');
   t.equal(pages({ pages: 5, encrypt: true }), undefined, 'encrypted');
   t.equal(pages({ pages: 5, objectStream: true, objectStreamDict: '/DecodeParms << /Predictor 12 /Columns 5 >>' }), undefined, 'an object stream with a predictor');
   t.equal(pages({ pages: 5, objectStream: true, objectStreamDict: '/DP << /Predictor 2 >>' }), undefined, 'the abbreviated name too');
@@ -35,10 +35,13 @@ t.test('what the scan cannot see through is undefined, never a guess', async (t)
   t.equal(pages({ pages: 5, rootExtra: '/Note (9 0 obj) ' }), undefined, 'an object header inside a string');
   t.equal(pages({ pages: 5, rootExtra: '/Note (endobj) ' }), undefined, 'endobj inside a string');
   t.equal(pages({ pages: 5, rootExtra: '% a comment\n' }), undefined, 'a comment inside a page-tree node');
-  t.equal(pages({ pages: 5, objectStream: true }, 10), undefined, 'more to inflate than the budget has left');
-  const budget = { left: PDF_INFLATE_BUDGET };
+  t.equal(pages({ pages: 5, objectStream: true }, { ...pdfScanBudget(), inflate: 10 }), undefined, 'more to inflate than the budget has left');
+  t.equal(pages({ pages: 5 }, { ...pdfScanBudget(), objects: 5 }), undefined, 'more objects than the budget has left');
+  t.equal(pages({ pages: 5, objectStream: true }, { ...pdfScanBudget(), objects: 4 }), undefined, 'objects in object streams count too');
+  const budget = pdfScanBudget();
+  const full = pdfScanBudget();
   t.equal(pdfPagesAtMost(buildPdf({ pages: 5, objectStream: true }), budget), 5);
-  t.ok(budget.left < PDF_INFLATE_BUDGET, 'what was inflated is taken from the budget');
+  t.ok(budget.inflate < full.inflate && budget.objects < full.objects, 'the work done is taken from the budget');
 });
 
 t.test('the work is linear in the size: hostile repetitions take milliseconds, not minutes', async (t) => {
@@ -46,6 +49,7 @@ t.test('the work is linear in the size: hostile repetitions take milliseconds, n
   const hostile = [
     '/Kids [ '.repeat(100_000),
     '1 0 obj '.repeat(100_000),
+    'obj '.repeat(1_000_000),
     '/Type /ObjStm '.repeat(100_000),
     '/Type /P#61ge '.repeat(100_000),
     '1 0 obj << /Kids [' + '2 0 R '.repeat(100_000) + '] >> endobj',
@@ -55,7 +59,7 @@ t.test('the work is linear in the size: hostile repetitions take milliseconds, n
   ];
   for (const text of hostile) {
     const started = performance.now();
-    pdfPagesAtMost(Buffer.from(`%PDF-1.4\n${text}`, 'latin1'), { left: PDF_INFLATE_BUDGET });
+    pdfPagesAtMost(Buffer.from(`%PDF-1.4\n${text}`, 'latin1'), pdfScanBudget());
     const ms = performance.now() - started;
     t.ok(ms < 2000, `${text.slice(0, 16)}… (${(text.length / 1e6).toFixed(1)} MB): ${ms.toFixed(0)} ms`);
   }
