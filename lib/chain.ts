@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { GatewayConfig } from './config-types.js';
+import type { GatewayConfig, WireFormat } from './config-types.js';
 import type { Offer, Outcome, RequestContext } from './context.js';
 import { GatewayError, errorBody, errorEvent, toGatewayError, unavailable } from './errors.js';
 import type { Plugin, StreamHook, UpstreamRequest } from './plugin.js';
@@ -12,7 +12,7 @@ import { StreamEvent } from './plugin.js';
 import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
 import type { Breakers } from './breaker.js';
 import { SseEventTooLarge, SseParser, formatEvent } from './sse.js';
-import { classifyEvent, credentialHeaders, endsStream, errorMessageOf, eventErrorMessage, isErrorBody, upstreamErrorMessage, upstreamPath } from './wire.js';
+import { classifyEvent, credentialHeaders, endsStream, errorMessageOf, isErrorBody, retryAfterMsOf, upstreamErrorMessage, upstreamPath, vendorErrorOf } from './wire.js';
 import { Scrubber } from './scrub.js';
 import { HEAVY_BODY_BYTES, heavyWork } from './take-turns.js';
 import type { Logger } from './log.js';
@@ -47,12 +47,16 @@ const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 const MAX_ERROR_BODY = 64 * 1024;
 /** Upstream texts passed on (error messages, reasons) are cut to this many characters. */
 const MAX_UPSTREAM_TEXT = 1000;
+/** A vendor's error event larger than this is not passed through as it came, but told in our words. */
+const MAX_PASSED_ERROR_EVENT = 16 * 1024;
 
 /** Why an attempt failed, for history and for the 503 message. */
 class AttemptFailed extends Error {
   constructor(
     readonly reason: string,
     readonly status?: number,
+    /** The upstream's own Retry-After (ms), if it sent one. */
+    readonly retryAfterMs?: number,
   ) {
     super(reason);
   }
@@ -123,6 +127,22 @@ export class Chain {
   /** An upstream's text, scrubbed of secrets and cut to a length fit for a message. */
   private untrusted(text: string): string {
     return this.scrubber.scrub(text.length > MAX_UPSTREAM_TEXT ? text.slice(0, MAX_UPSTREAM_TEXT) + '…' : text);
+  }
+
+  /**
+   * A vendor's error event after the stream committed, as the client gets it: the event as it came
+   * (scrubbed) when the formats match, else the nearest error type of the client's format with the
+   * vendor's message. The GatewayError is the request's error (history).
+   */
+  private vendorStreamError(upstream: WireFormat, client: WireFormat, ev: StreamEvent): [GatewayError, string] {
+    const vendor = vendorErrorOf(upstream, ev.json);
+    const err = new GatewayError(502, vendor.type, vendor.code ?? 'upstream_error', this.untrusted(vendor.message));
+    if (upstream === client && ev.data.length <= MAX_PASSED_ERROR_EVENT) {
+      const data = this.scrubber.scrub(ev.data);
+      // Scrubbing could in principle cut through JSON syntax: then it is told in our words instead.
+      if (isJson(data)) return [err, formatEvent({ event: ev.event, data })];
+    }
+    return [err, errorEvent(err, client)];
   }
 
   /** A network error's description (its message may quote the upstream). */
@@ -219,9 +239,10 @@ export class Chain {
         ctx.attempts.push({ listing: offer.listing, outcome: 'ok', status: 200, durationMs });
         return;
       }
-      breakers.failure(offer.listing);
+      breakers.failure(offer.listing, result.retryAfterMs);
       ctx.attempts.push({ listing: offer.listing, outcome: 'failed', status: result.status, reason: result.reason, durationMs });
     }
+    // The soonest any offer may answer: a cooldown's end or an upstream's own Retry-After.
     const waitMs = ctx.candidates.length ? Math.min(...ctx.candidates.map((o) => breakers.reopensIn(o.listing))) : 0;
     const tried = ctx.attempts.map((a) => `${a.listing}: ${a.reason ?? a.outcome}`).join('; ');
     throw unavailable(
@@ -333,7 +354,7 @@ export class Chain {
     const message = this.untrusted(upstreamErrorMessage(text));
     if (isFailoverStatus(upRes.status) || (upRes.status === 400 && OUTPUT_LIMIT_ERROR.test(message))) {
       this.deps.log('warn', 'upstream attempt failed', { request_id: ctx.id, listing: up.offer.listing, status: upRes.status, upstream_message: message });
-      return new AttemptFailed(upRes.status === 400 ? 'upstream 400 (output limit of this offer)' : failureReason(upRes.status), upRes.status);
+      return new AttemptFailed(upRes.status === 400 ? 'upstream 400 (output limit of this offer)' : failureReason(upRes.status), upRes.status, retryAfterMsOf(upRes.headers));
     }
     // The upstream judged the request itself bad: that is the client's answer, in the client's format.
     throw new GatewayError(upRes.status, upRes.status === 413 ? 'request_too_large' : 'invalid_request_error', 'upstream_rejected', `The upstream provider rejected the request: ${message}`);
@@ -464,14 +485,16 @@ export class Chain {
         return text;
       };
 
-      const fail = (reason: string) => {
+      /** `vendorError`: the upstream's own error event, which the client then hears about. */
+      const fail = (reason: string, vendorError?: StreamEvent) => {
         if (settled) return;
         call.abort(new AttemptFailed(reason));
         if (ctx.client.gone) return finish(new ClientGone(), false);
         if (!committed) return finish(new AttemptFailed(reason), true);
         // After the first byte the offer is fixed: tell the client in its own format and end.
         this.deps.breakers.failure(up.offer.listing);
-        endWith(new GatewayError(502, 'api_error', 'upstream_stream_error', `The upstream stream broke: ${reason}`));
+        if (vendorError) endWith(...this.vendorStreamError(up.format, clientFormat, vendorError));
+        else endWith(new GatewayError(502, 'api_error', 'upstream_stream_error', `The upstream stream broke: ${reason}`));
       };
 
       /** The request is out of time: no other offer, no breaker failure (the offer did nothing wrong). */
@@ -482,10 +505,10 @@ export class Chain {
         endWith(err);
       };
 
-      /** End a committed stream with one error event in the client's format. */
-      const endWith = (err: GatewayError) => {
+      /** End a committed stream with one error event in the client's format (`event`: already framed). */
+      const endWith = (err: GatewayError, event = errorEvent(err, clientFormat)) => {
         ctx.error = err;
-        res.end(errorEvent(err, clientFormat));
+        res.end(event);
         finish(err, false);
       };
 
@@ -504,9 +527,13 @@ export class Chain {
           for (const raw of parser.push(chunk)) {
             const ev = new StreamEvent(raw);
             const kind = classifyEvent(up.format, ev);
-            if (kind === 'error' || kind === 'malformed') {
+            if (kind === 'error') {
               write(out);
-              return fail(kind === 'error' ? `upstream error event: ${this.untrusted(eventErrorMessage(ev))}` : 'upstream sent a malformed event');
+              return fail(`upstream error event: ${this.untrusted(vendorErrorOf(up.format, ev.json).message)}`, ev);
+            }
+            if (kind === 'malformed') {
+              write(out);
+              return fail('upstream sent a malformed event');
             }
             sawEvent = true;
             if (!sawEnd && endsStream(up.format, ev)) sawEnd = true;
@@ -548,6 +575,15 @@ export class Chain {
         if (!body.readableEnded) fail('upstream connection closed mid-stream');
       });
     });
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

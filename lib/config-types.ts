@@ -50,6 +50,8 @@ export interface ProviderConfig {
 
 export interface ModelConfig {
   id: string;
+  /** Other ids clients may send for this model (e.g. a vendor's own ids); listed nowhere. */
+  aliases?: string[];
   display_name?: string;
   context_window: number;
   max_output_tokens: number;

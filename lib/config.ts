@@ -147,7 +147,24 @@ function crossCheck(cfg: GatewayConfig, problems: string[]): void {
     if (m.max_output_tokens > m.context_window)
       problems.push(`models[${i}].max_output_tokens: larger than its context_window (${m.context_window})`);
   });
+  checkAliases(cfg.models, problems);
   checkPlugins(cfg.plugins, problems);
+}
+
+/** Each id or alias names one model: no alias may be a model's id or another alias (of any model). */
+function checkAliases(models: GatewayConfig['models'], problems: string[]): void {
+  const ids = new Map(models.map((m, i) => [m.id, i]));
+  const aliases = new Map<string, string>();
+  models.forEach((m, i) => {
+    (m.aliases ?? []).forEach((alias, j) => {
+      const at = `models[${i}].aliases[${j}]`;
+      const model = ids.get(alias);
+      if (model === i) problems.push(`${at}: "${alias}" is this model's own id`);
+      else if (model !== undefined) problems.push(`${at}: "${alias}" is the id of models[${model}]; an alias must name one model`);
+      else if (aliases.has(alias)) problems.push(`${at}: "${alias}" is already an alias (${aliases.get(alias)}); an alias must name one model`);
+      else aliases.set(alias, at);
+    });
+  });
 }
 
 /**

@@ -109,6 +109,10 @@ export interface RequestContext {
   stream: boolean;
 
   model?: ModelConfig;
+  /** The model id the client sent when it is an alias of `model` (config models[].aliases). */
+  requestedModel?: string;
+  /** GET /v1/models/{id}: the id as it appears in the path (percent-encoded or not). */
+  readonly modelPath?: string;
   /** Usable offers, cheapest first for this request (set by offer-pick, narrowed by later plugins). */
   candidates: Offer[];
   features: Set<Feature>;

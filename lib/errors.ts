@@ -20,6 +20,11 @@ export interface GatewayErrorOptions {
   retryAfter?: number;
   /** Extra detail kept for history and tests, never sent to the client. */
   cause?: unknown;
+  /**
+   * Machine-readable detail sent in a messages-format error as `error.details`, e.g.
+   * `{ error_code: 'thread_not_found' }`, which the vendor's SDKs act on. Not part of the chat format.
+   */
+  details?: Record<string, unknown>;
 }
 
 export class GatewayError extends Error {
@@ -28,6 +33,7 @@ export class GatewayError extends Error {
   readonly code: string;
   readonly param: string | null;
   readonly retryAfter?: number;
+  readonly details?: Record<string, unknown>;
 
   constructor(status: number, type: ErrorType, code: string, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -37,6 +43,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.param = opts.param ?? null;
     this.retryAfter = opts.retryAfter ?? (status === 503 ? 1 : undefined);
+    if (opts.details) this.details = opts.details;
   }
 }
 
@@ -52,7 +59,7 @@ export function toGatewayError(err: unknown): GatewayError {
   return new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.', { cause: err });
 }
 
-/** OpenAI-style `type` for the chat format. */
+/** OpenAI-style `type` for the chat format (OpenAI calls its own 500s `server_error`). */
 const chatType: Record<ErrorType, string> = {
   invalid_request_error: 'invalid_request_error',
   authentication_error: 'authentication_error',
@@ -61,7 +68,7 @@ const chatType: Record<ErrorType, string> = {
   request_too_large: 'invalid_request_error',
   billing_error: 'insufficient_quota',
   rate_limit_error: 'rate_limit_error',
-  api_error: 'api_error',
+  api_error: 'server_error',
   overloaded_error: 'service_unavailable',
   timeout_error: 'timeout',
 };
@@ -70,7 +77,9 @@ export function errorBody(err: GatewayError, format: WireFormat): object {
   if (format === 'chat') {
     return { error: { message: err.message, type: chatType[err.type], param: err.param, code: err.code } };
   }
-  return { type: 'error', error: { type: err.type, message: err.message } };
+  const error: Record<string, unknown> = { type: err.type, message: err.message };
+  if (err.details) error.details = err.details;
+  return { type: 'error', error };
 }
 
 /** The error as one SSE event for a stream that already started (format's own error event). */

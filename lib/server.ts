@@ -17,6 +17,13 @@ const API_ROUTES: Record<string, { method: string; route: Route }> = {
 };
 
 /**
+ * GET /v1/models/{id}: one model, on the models route. Ids contain `/` (`acme/big`): the SDKs send
+ * it percent-encoded (`acme%2Fbig`), curl users often do not, so the id is the whole rest of the path.
+ */
+const MODEL_PATH = '/v1/models/';
+const MODEL_ROUTE = API_ROUTES['/v1/models'];
+
+/**
  * Extra pages served outside the chain (OpenAPI document, the dashboard): true when handled. They
  * see GET and HEAD only, unless `allMethods` (forms, webhooks).
  */
@@ -104,7 +111,8 @@ export class GatewayServer {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const spec = API_ROUTES[path];
+    const modelPath = path.length > MODEL_PATH.length && path.startsWith(MODEL_PATH) ? path.slice(MODEL_PATH.length) : undefined;
+    const spec = modelPath === undefined ? API_ROUTES[path] : MODEL_ROUTE;
     if (!spec) {
       const read = req.method === 'GET' || req.method === 'HEAD';
       try {
@@ -131,7 +139,7 @@ export class GatewayServer {
     }
     if (this.draining) res.setHeader('connection', 'close');
 
-    const ctx = createContext({ id, route: spec.route, clientFormat, req });
+    const ctx = createContext({ id, route: spec.route, clientFormat, req, modelPath });
     res.once('close', () => {
       if (!res.writableFinished) ctx.client.markGone();
     });
@@ -193,7 +201,7 @@ function routeNotFound(method: string, path: string): GatewayError {
   const hint = /^\/v1\/v1\//.test(path)
     ? ' The base address seems to end in /v1 twice: chat-completions clients use {base}/v1, messages clients use {base} alone.'
     : /^\/v1\/(responses|realtime|batches|assistants|threads|files)/.test(path)
-      ? ' This gateway serves /v1/chat/completions, /v1/messages, /v1/messages/count_tokens and /v1/models only.'
+      ? ' This gateway serves /v1/chat/completions, /v1/messages, /v1/messages/count_tokens, /v1/models and /v1/models/{id} only.'
       : '';
   return notFound('route_not_found', `No route for ${method} ${path}.${hint}`);
 }

@@ -19,10 +19,18 @@ export const commands: Command[] = [
   command('credits show', 'gateway credits show --account E', async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const ledger = io.store().ledger;
-    const { balance } = await ledger.balance(account.id);
+    // Held counts the open holds of a gateway serving from the same database (requests in flight).
+    const { balance, held, available } = await ledger.balance(account.id);
     const entries = await ledger.entries(account.id, { limit: 20 });
-    io.print({ account: account.email, balanceNano: balance, balance: formatUsd(balance), entries },
-      `${account.email}: balance ${formatUsd(balance)}\n` + (entries.length === 0 ? 'No journal entries.' :
+    io.print({
+      account: account.email,
+      balanceNano: balance, balance: formatUsd(balance),
+      heldNano: held, held: formatUsd(held),
+      availableNano: available, available: formatUsd(available),
+      entries,
+    },
+    `${account.email}: balance ${formatUsd(balance)}, held ${formatUsd(held)} by requests in progress, available ${formatUsd(available)}\n` +
+      (entries.length === 0 ? 'No journal entries.' :
         `Last ${entries.length} journal entries:\n` + table(['ID', 'TIME', 'KIND', 'AMOUNT', 'NOTE'],
           entries.map((e) => [String(e.id), isoTime(e.createdAt), e.kind, formatUsd(e.amountNano), e.note ?? '']))));
     return 0;

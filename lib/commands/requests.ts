@@ -14,7 +14,7 @@ function details(r: HistoryRow): string {
     `  time:      ${isoTime(r.time)}`,
     `  account:   ${r.accountId}  key: ${r.keyId}`,
     `  route:     ${r.route}${r.stream ? ' (stream)' : ''}`,
-    `  model:     ${r.model ?? '-'}`,
+    `  model:     ${r.model ?? '-'}${r.requestedModel ? ` (asked as ${r.requestedModel})` : ''}`,
     `  listing:   ${r.listing ?? '-'}`,
     `  status:    ${r.status} (HTTP ${r.httpStatus ?? '-'})`,
     `  tokens:    ${tokens(r)}`,

@@ -1,10 +1,12 @@
 // What the simulated model answers, decided once per request and rendered by either wire format.
-// Output tokens: 1 per thinking or text word, plus ceil((name + arguments JSON) / 4) per tool call;
-// the total never exceeds the request's output budget.
+// Output tokens: 1 per thinking or text word, ceil(characters / 4) of JSON text, plus
+// ceil((name + arguments JSON) / 4) per tool call; the total never exceeds the request's output budget.
 import { createHash } from 'node:crypto';
 import type { WireFormat } from '../config-types.js';
 import type { SimSettings, StopReason } from './directives.js';
+import { forcesCall, outputFormatOf, toolChoiceOf, toolDefinitions, toolsToCall, type OutputFormat, type ToolDefinition } from './request-options.js';
 import { arrayOf, isObject, type RequestText } from './request-text.js';
+import { valueFor } from './schema-value.js';
 
 export interface ToolCall {
   id: string;
@@ -22,7 +24,10 @@ export interface Answer {
   thinking?: { text: string; signature: string; words: number };
   /** Seed of the text's words (the prompt's hash). */
   seed: number;
+  /** Words of prose text (0 when the text is JSON). */
   textWords: number;
+  /** The text when the request asked for JSON output (cut short when the output budget ran out). */
+  json?: string;
   tools: ToolCall[];
   stop: StopReason | 'tool_use';
   stopSequence: string | null;
@@ -34,11 +39,23 @@ export interface Answer {
   settings: SimSettings;
 }
 
+const DEFAULT_WORDS = 12;
 const THINKING_WORDS = 8;
 const BYTES_DELTA = 1024;
+/** Stream deltas of JSON text: a few tokens each. */
+const JSON_DELTA = 16;
 /** Messages stream: partial_json pieces per tool call (after the empty first one); chat: fragments. */
 export const ARGUMENT_PIECES = 3;
 
+/** Output tokens of JSON text (tool arguments, structured output): 4 characters a token. */
+const jsonTokens = (chars: number) => Math.ceil(chars / 4);
+
+/**
+ * Tool calls: `tools=N` calls when the tool choice is auto, at least one when it forces a call, none
+ * when it is "none". Text: JSON when the request asks for JSON output and no tool is called (JSON is
+ * the final answer); else `words=` words, by default 12, or none beside a forced call or beside the
+ * calls of an answer that asks for JSON.
+ */
 export function planAnswer(body: Record<string, any>, format: WireFormat, text: RequestText, settings: SimSettings, seq: number): Answer {
   let budget: number =
     format === 'messages' ? body.max_tokens : (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY);
@@ -56,15 +73,29 @@ export function planAnswer(body: Record<string, any>, format: WireFormat, text: 
     const thought = Array.from({ length: words }, (_, i) => wordAt(text.hash ^ 0x5bd1e995, i)).join(' ');
     thinking = { text: thought, signature: thinkingSignature(thought), words };
   }
-  const textWords = take(settings.bytes === undefined ? settings.words : wordsForBytes(text.hash, settings.bytes));
+
+  const choice = toolChoiceOf(body, format);
+  const calls = toolsToCall(toolDefinitions(body, format), choice, settings.tools);
+  const output = outputFormatOf(body, format);
+  let textWords = 0;
+  let json: string | undefined;
+  let textTokens = 0;
+  if (output !== undefined && calls.length === 0) {
+    const whole = jsonAnswer(output, text.hash, settings.words ?? DEFAULT_WORDS);
+    textTokens = take(jsonTokens(whole.length));
+    json = truncated ? cutAt(whole, textTokens * 4) : whole;
+  } else {
+    // No prose beside a forced call, nor before the calls of an answer whose final form is JSON.
+    const words = settings.words ?? (forcesCall(choice) || output !== undefined ? 0 : DEFAULT_WORDS);
+    textWords = textTokens = take(settings.bytes === undefined ? words : wordsForBytes(text.hash, settings.bytes));
+  }
 
   const tools: ToolCall[] = [];
-  const defs = toolDefinitions(body, format);
-  for (let i = 0; i < settings.tools && defs.length > 0 && !truncated; i++) {
-    const def = defs[i % defs.length];
-    const input = argumentsFor(def.schema);
+  for (let i = 0; i < calls.length && !truncated; i++) {
+    const def = calls[i];
+    const input = argumentsFor(def);
     const json = JSON.stringify(input);
-    const cost = Math.ceil((def.name.length + json.length) / 4);
+    const cost = jsonTokens(def.name.length + json.length);
     if (cost > budget) truncated = true;
     else {
       take(cost);
@@ -82,6 +113,7 @@ export function planAnswer(body: Record<string, any>, format: WireFormat, text: 
     thinking,
     seed: text.hash,
     textWords,
+    json,
     tools,
     stop,
     stopSequence,
@@ -89,7 +121,7 @@ export function planAnswer(body: Record<string, any>, format: WireFormat, text: 
     cacheRead: settings.cacheRead,
     cacheWrite: settings.cacheWrite,
     cacheWrite1h: settings.cacheWrite1h,
-    output: (thinking?.words ?? 0) + textWords + tools.reduce((n, t) => n + Math.ceil((t.name.length + t.json.length) / 4), 0),
+    output: (thinking?.words ?? 0) + textTokens + tools.reduce((n, t) => n + jsonTokens(t.name.length + t.json.length), 0),
     settings,
   };
 }
@@ -97,6 +129,18 @@ export function planAnswer(body: Record<string, any>, format: WireFormat, text: 
 function wantsThinking(body: Record<string, any>, format: WireFormat): boolean {
   if (format === 'messages') return body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
   return typeof body.reasoning_effort === 'string' && body.reasoning_effort !== 'none';
+}
+
+/** JSON output: a value of the schema, or for json_object an object whose "answer" holds the words. */
+function jsonAnswer(output: OutputFormat, seed: number, words: number): string {
+  if (output.type === 'json_schema') return JSON.stringify(valueFor(output.schema, 'answer'));
+  return JSON.stringify({ answer: Array.from({ length: words }, (_, i) => wordAt(seed, i)).join(' ') });
+}
+
+/** The first `n` UTF-16 units of `s`, never half a surrogate pair (a cut-off answer is still valid text). */
+function cutAt(s: string, n: number): string {
+  const code = s.charCodeAt(n - 1);
+  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }
 
 /** The deterministic signature of a thinking text; the simulator rejects a thinking block whose signature differs. */
@@ -109,6 +153,11 @@ export function thinkingSignature(thinking: string): string {
  * one word per delta, or `chunks=N` deltas, or ~1 KB deltas for `bytes=`.
  */
 export function* textDeltas(a: Answer): Generator<string> {
+  if (a.json !== undefined) {
+    const pieces = a.settings.chunks ?? Math.ceil(a.json.length / JSON_DELTA);
+    if (a.json !== '') yield* splitInto(a.json, pieces);
+    return;
+  }
   const n = a.textWords;
   const word = (i: number) => (i === 0 ? '' : ' ') + wordAt(a.seed, i);
   if (a.settings.bytes !== undefined) {
@@ -133,7 +182,10 @@ export function* textDeltas(a: Answer): Generator<string> {
   }
 }
 
-export const fullText = (a: Answer): string => Array.from(textDeltas(a)).join('');
+export const fullText = (a: Answer): string => a.json ?? Array.from(textDeltas(a)).join('');
+
+/** Whether the answer has a text part (prose or JSON). */
+export const hasText = (a: Answer): boolean => (a.json !== undefined ? a.json.length > 0 : a.textWords > 0);
 
 /** Thinking text as deltas: one per word. */
 export const thinkingDeltas = (text: string): string[] => (text ? text.split(/(?= )/) : []);
@@ -173,38 +225,9 @@ function wordsForBytes(seed: number, bytes: number): number {
   return n;
 }
 
-interface ToolDefinition {
-  name: string;
-  schema: unknown;
-}
-
-/** The request's client tools (server tools of the messages format have a `type` and are skipped). */
-function toolDefinitions(body: Record<string, any>, format: WireFormat): ToolDefinition[] {
-  const out: ToolDefinition[] = [];
-  for (const t of arrayOf(body.tools)) {
-    if (!isObject(t)) continue;
-    if (format === 'messages') {
-      if (typeof t.name === 'string' && (t.type === undefined || t.type === 'custom')) out.push({ name: t.name, schema: t.input_schema });
-    } else if (t.type === 'function' && isObject(t.function) && typeof t.function.name === 'string') {
-      out.push({ name: t.function.name, schema: t.function.parameters });
-    }
-  }
-  return out;
-}
-
-/** Schema-shaped arguments: strings "value-<name>", numbers 42, booleans true (an enum's first value wins). */
-function argumentsFor(schema: unknown): Record<string, unknown> {
-  const input: Record<string, unknown> = {};
-  const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
-  for (const [name, prop] of Object.entries(props)) {
-    const p = isObject(prop) ? prop : {};
-    const type = Array.isArray(p.type) ? p.type[0] : p.type;
-    if (Array.isArray(p.enum) && p.enum.length > 0) input[name] = p.enum[0];
-    else if (type === 'number' || type === 'integer') input[name] = 42;
-    else if (type === 'boolean') input[name] = true;
-    else if (type === 'array') input[name] = [];
-    else if (type === 'object') input[name] = {};
-    else input[name] = `value-${name}`;
-  }
-  return input;
+/** Arguments that validate against the tool's input schema ("{}" when it has no properties). */
+function argumentsFor(def: ToolDefinition): Record<string, unknown> {
+  const input = valueFor(def.schema ?? { type: 'object' }, def.name);
+  // Arguments are an object, whatever a malformed schema says.
+  return isObject(input) ? input : {};
 }

@@ -1,7 +1,7 @@
 // The chat-completions format's answer: a whole completion, or its chunk stream (lazy: one chunk at a time).
 import { formatEvent, jsonEvent } from '../sse.js';
 import type { StopReason } from './directives.js';
-import { ARGUMENT_PIECES, fullText, splitInto, textDeltas, thinkingDeltas, type Answer } from './answer.js';
+import { ARGUMENT_PIECES, fullText, hasText, splitInto, textDeltas, thinkingDeltas, type Answer } from './answer.js';
 
 const FINISH: Record<StopReason | 'tool_use', string> = {
   end_turn: 'stop',
@@ -16,7 +16,7 @@ const FINISH: Record<StopReason | 'tool_use', string> = {
 export function chatBody(a: Answer): object {
   const message: Record<string, unknown> = {
     role: 'assistant',
-    content: a.textWords > 0 ? fullText(a) : a.tools.length > 0 ? null : '',
+    content: hasText(a) ? fullText(a) : a.tools.length > 0 ? null : '',
     refusal: null,
   };
   if (a.thinking) {

@@ -1,4 +1,5 @@
-// Per-request shaping and fault injection: `<<sim key=value ...>>` written anywhere in the request's text.
+// Per-request shaping and fault injection: `<<sim key=value ...>>` written in the last user turn
+// (see readRequestText: a directive shapes the one answer it was written for).
 import { badRequest } from '../errors.js';
 
 export type Directive = Record<string, string>;
@@ -23,7 +24,8 @@ export type Fault =
 
 /** The merged directives that apply to one request. */
 export interface SimSettings {
-  words: number;
+  /** Words of text; the answer's default when absent (see planAnswer). */
+  words?: number;
   chunks?: number;
   bytes?: number;
   tools: number;
@@ -105,7 +107,7 @@ export function settingsFor(directives: Directive[], model: unknown): SimSetting
   }
   const fault = merged.fault as Fault | undefined;
   return {
-    words: num.words ?? 12,
+    words: num.words,
     chunks: num.chunks || undefined,
     bytes: num.bytes || undefined,
     tools: num.tools ?? 0,

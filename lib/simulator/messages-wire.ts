@@ -1,11 +1,11 @@
 // The messages format's answer: a whole message, or its event stream (lazy: one event at a time).
 import { formatEvent, jsonEvent } from '../sse.js';
-import { ARGUMENT_PIECES, fullText, splitInto, textDeltas, thinkingDeltas, type Answer } from './answer.js';
+import { ARGUMENT_PIECES, fullText, hasText, splitInto, textDeltas, thinkingDeltas, type Answer } from './answer.js';
 
 export function messagesBody(a: Answer): object {
   const content: object[] = [];
   if (a.thinking) content.push({ type: 'thinking', thinking: a.thinking.text, signature: a.thinking.signature });
-  if (a.textWords > 0) content.push({ type: 'text', text: fullText(a) });
+  if (hasText(a)) content.push({ type: 'text', text: fullText(a) });
   for (const t of a.tools) content.push({ type: 'tool_use', id: t.id, name: t.name, input: t.input });
   return {
     id: a.id,
@@ -38,7 +38,7 @@ export function* messagesEvents(a: Answer): Generator<string> {
     deltas.push({ type: 'signature_delta', signature: a.thinking.signature });
     yield* block(index++, { type: 'thinking', thinking: '', signature: '' }, deltas);
   }
-  if (a.textWords > 0) yield* block(index++, { type: 'text', text: '' }, textDeltaEvents(a));
+  if (hasText(a)) yield* block(index++, { type: 'text', text: '' }, textDeltaEvents(a));
   for (const t of a.tools) {
     // The vendor's first input_json_delta is often empty; a tool without arguments gets only that one.
     const pieces = ['', ...(t.json === '{}' ? [] : splitInto(t.json, ARGUMENT_PIECES))];

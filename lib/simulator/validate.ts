@@ -3,6 +3,7 @@
 import { badRequest } from '../errors.js';
 import { dataUrlBytes, parseDataUrl, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE } from '../documents.js';
 import { thinkingSignature } from './answer.js';
+import { outputFormatOf, toolChoiceOf, toolDefinitions, forcesCall } from './request-options.js';
 import { arrayOf, isObject } from './request-text.js';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
@@ -88,6 +89,23 @@ export function validateMessagesRequest(b: Record<string, any>, countOnly: boole
     invalid(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
   }
   if (usesTools && !Array.isArray(b.tools)) invalid('Requests which include `tool_use` or `tool_result` blocks must define tools.');
+  checkMessagesAnswerOptions(b);
+}
+
+/** Tool choice and JSON output, as the vendor checks them. */
+function checkMessagesAnswerOptions(b: Record<string, any>): void {
+  const choice = toolChoiceOf(b, 'messages');
+  if (forcesCall(choice)) {
+    if (b.thinking?.type === 'enabled' || b.thinking?.type === 'adaptive') invalid('Thinking may not be enabled when tool_choice forces tool use.');
+    const names = toolDefinitions(b, 'messages').map((d) => d.name);
+    if (names.length === 0) invalid('tool_choice: a tool choice of type `any` or `tool` requires tools.');
+    if (choice.mode === 'named' && !names.includes(choice.name!)) invalid(`tool_choice.name: Tool '${choice.name}' not found in the request's tools.`);
+  }
+  const format = isObject(b.output_config) ? b.output_config.format : undefined;
+  if (format !== undefined && format !== null) {
+    if (!isObject(format) || format.type !== 'json_schema') invalid("output_config.format.type: Input should be 'json_schema'");
+    if (!isObject((format as Record<string, any>).schema)) invalid('output_config.format.schema: Field required');
+  }
 }
 
 /** A document block's source, as the vendor checks it: PDFs as base64 or URL, plain text, blocks, or an uploaded file. */
@@ -200,6 +218,71 @@ export function validateChatRequest(b: Record<string, any>): void {
     });
   });
   if (pending.size > 0) unanswered(pending, pendingFrom);
+  checkChatAnswerOptions(b);
+}
+
+/** Tool choice and JSON output, as the vendor checks them. */
+function checkChatAnswerOptions(b: Record<string, any>): void {
+  const defs = toolDefinitions(b, 'chat');
+  if (b.tool_choice !== undefined && b.tool_choice !== null && !(Array.isArray(b.tools) && b.tools.length > 0)) {
+    invalid("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", 'tool_choice');
+  }
+  const choice = toolChoiceOf(b, 'chat');
+  if (choice.mode === 'named' && !defs.some((d) => d.name === choice.name)) {
+    invalid(`Invalid value for 'tool_choice': no function named '${choice.name}' in 'tools'.`, 'tool_choice');
+  }
+  arrayOf(b.tools).forEach((tool, i) => {
+    const fn = isObject(tool) && isObject(tool.function) ? tool.function : undefined;
+    const problem = fn?.strict === true ? strictSchemaProblem(fn.parameters ?? {}) : undefined;
+    if (problem) invalid(`Invalid schema for function '${fn!.name}': ${problem}`, `tools[${i}].function.parameters`);
+  });
+  const output = outputFormatOf(b, 'chat');
+  if (output?.type === 'json_object' && !arrayOf(b.messages).some((m) => isObject(m) && textsOf(m.content).some((text) => /json/i.test(text)))) {
+    invalid("'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.", 'messages');
+  }
+  if (output?.type === 'json_schema') {
+    if (!isObject(output.schema)) invalid("Invalid type for 'response_format.json_schema.schema': expected an object.", 'response_format.json_schema.schema');
+    const problem = output.strict ? strictSchemaProblem(output.schema) : undefined;
+    if (problem) invalid(`Invalid schema for response_format '${output.name}': ${problem}`, 'response_format');
+  }
+}
+
+/** The text of a chat message's content (a string, or its text parts). */
+const textsOf = (content: unknown): string[] =>
+  typeof content === 'string' ? [content] : arrayOf(content).flatMap((p) => (isObject(p) && typeof p.text === 'string' ? [p.text] : []));
+
+const MAX_STRICT_NODES = 10_000;
+
+/**
+ * What OpenAI's strict mode refuses: a root that is not an object, and an object schema that does
+ * not list every property as required or leaves additionalProperties open. Bounded walk.
+ */
+function strictSchemaProblem(root: unknown): string | undefined {
+  if (!isObject(root) || (root.type !== 'object' && root.$ref === undefined)) return `schema must be a JSON Schema of 'type: "object"', got 'type: "${isObject(root) ? root.type : typeof root}"'.`;
+  let nodes = 0;
+  const walk = (node: unknown, path: string[]): string | undefined => {
+    if (!isObject(node) || ++nodes > MAX_STRICT_NODES || path.length > 64) return undefined;
+    const context = `In context=(${path.map((p) => `'${p}'`).join(', ')}${path.length === 1 ? ',' : ''})`;
+    const types = Array.isArray(node.type) ? node.type : [node.type];
+    if (types.includes('object') || isObject(node.properties)) {
+      if (node.additionalProperties !== false) return `${context}, 'additionalProperties' is required to be supplied and to be false.`;
+      const required = arrayOf(node.required);
+      const missing = Object.keys(isObject(node.properties) ? node.properties : {}).find((key) => !required.includes(key));
+      if (missing !== undefined) return `${context}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+    }
+    const children: [unknown, string[]][] = [];
+    for (const key of ['properties', '$defs', 'definitions']) {
+      if (isObject(node[key])) for (const [name, child] of Object.entries(node[key])) children.push([child, [...path, key, name]]);
+    }
+    for (const key of ['anyOf', 'allOf', 'prefixItems']) arrayOf(node[key]).forEach((child, i) => children.push([child, [...path, key, String(i)]]));
+    if (isObject(node.items)) children.push([node.items, [...path, 'items']]);
+    for (const [child, at] of children) {
+      const problem = walk(child, at);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+  return walk(root, []);
 }
 
 /** Images and files go in user messages only; a file is an uploaded file's id, or its data (a base64 data URL) with a file name. */

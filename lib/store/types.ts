@@ -147,7 +147,7 @@ export interface LedgerEntry {
 export interface BalanceSummary {
   /** Posted credits − posted charges. */
   balance: number;
-  /** Open holds of this gateway process. */
+  /** Open holds: this process's, and those other processes on the same store have written (a serving gateway's). */
   held: number;
   /** balance − held; never below zero. */
   available: number;
@@ -219,8 +219,10 @@ export interface HistoryRow {
   accountId: number;
   keyId: number;
   route: Route;
-  /** The model id the client asked for. */
+  /** The model's id (an alias resolved to it); for an unknown model, what the client sent. */
   model: string | null;
+  /** The id the client sent when it was an alias of `model` (config models[].aliases); else absent or null. */
+  requestedModel?: string | null;
   /** The serving offer's listing. */
   listing: string | null;
   attempts: Attempt[];

@@ -16,6 +16,7 @@ import { LRUCache } from 'lru-cache';
 import type { Plugin, PluginEnv } from '../../lib/plugin.js';
 import type { AuthInfo, RequestContext, RoutingSettings } from '../../lib/context.js';
 import { GatewayError } from '../../lib/errors.js';
+import { foreignKeyMessage } from './foreign-keys.js';
 import { hashApiKey, isWellFormedKey, keyPrefix } from '../../lib/store/api-key.js';
 import type { ApiKeyCredential, Store } from '../../lib/store/types.js';
 
@@ -91,7 +92,7 @@ export default function auth(env: PluginEnv): Plugin {
 
   /** The active key record matching `value`, or the reason it is refused. */
   async function identify(value: string): Promise<ApiKeyCredential | string> {
-    if (!isWellFormedKey(value)) return INCOMPLETE;
+    if (!isWellFormedKey(value)) return foreignKeyMessage(value) ?? INCOMPLETE;
     const hash = hashApiKey(value);
     const match = (await credentialsFor(keyPrefix(value))).find((c) => timingSafeEqual(c.hash, hash));
     if (!match) return UNKNOWN;

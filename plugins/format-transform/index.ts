@@ -10,7 +10,7 @@ import { MessagesToChatStream } from './stream-messages-to-chat.js';
 import { ChatToMessagesStream } from './stream-chat-to-messages.js';
 import { chatPassthrough, messagesPassthrough } from './passthrough.js';
 import { localTokenEstimate } from './token-estimate.js';
-import { offerOutputBudget } from '../offer-pick/index.js';
+import { offerOutputBudget, SUBSCRIPTION_MIN_OUTPUT } from '../offer-pick/index.js';
 
 export { localTokenEstimate };
 
@@ -45,10 +45,11 @@ export default function formatTransform(_env: PluginEnv): Plugin {
       } else {
         up.body = messagesToChatRequest(ctx.body, { stream: ctx.stream });
       }
+      if (up.offer.subscription && ctx.route !== 'count_tokens') askAtLeastSubscriptionMinimum(up);
     },
 
     onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest): any {
-      const model = ctx.body.model;
+      const model = answerModel(ctx);
       if (up.format !== ctx.clientFormat) {
         return up.format === 'messages' ? chatCompletionOf(body, model, createdOf(ctx)) : messageOf(body, model);
       }
@@ -58,17 +59,34 @@ export default function formatTransform(_env: PluginEnv): Plugin {
     },
 
     onStream(ctx: RequestContext, up: UpstreamRequest): StreamHook {
-      const model = ctx.body.model;
+      const model = answerModel(ctx);
       const includeUsage = ctx.body.stream_options?.include_usage === true;
       if (up.format === ctx.clientFormat) {
         return up.format === 'messages' ? messagesPassthrough(model) : chatPassthrough(model, includeUsage);
       }
       return up.format === 'messages'
         ? new MessagesToChatStream({ model, created: createdOf(ctx), includeUsage })
-        : new ChatToMessagesStream({ model });
+        : new ChatToMessagesStream({ model, inputTokens: Math.ceil(ctx.estimatedInputTokens) });
     },
   };
 }
+
+/**
+ * A subscription-backed offer's minimum effective output budget (spec section 8) is the budget the
+ * upstream is asked for, not only the one the hold covers; the charge stays the actual usage.
+ * up.body is this attempt's own object on every path above: one field is raised in place.
+ */
+function askAtLeastSubscriptionMinimum(up: UpstreamRequest): void {
+  // After the shaping above a chat body carries exactly one of the two, a messages body max_tokens.
+  const field = up.format === 'chat' && up.body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  if (up.body[field] < SUBSCRIPTION_MIN_OUTPUT) up.body[field] = SUBSCRIPTION_MIN_OUTPUT;
+}
+
+/**
+ * The model the answer names: the one that served, by its id; a request that named it by an alias
+ * gets the id, as the vendors answer for their own aliases.
+ */
+const answerModel = (ctx: RequestContext): string => ctx.model?.id ?? ctx.body.model;
 
 /** A chat client gave no output budget: the one the hold was sized for on this offer. */
 const defaultOutputBudget = (ctx: RequestContext, up: UpstreamRequest): number => offerOutputBudget(up.offer, ctx.outputBudget, false);

@@ -9,6 +9,8 @@ import { messageIdOf, messagesUsageOf, sanitizeToolId, stopReasonOf } from './sh
 export interface MessagesStreamOptions {
   /** The model the client asked for. */
   model: string;
+  /** The gateway's estimate of the input tokens, for message_start (the upstream's count comes at the end). */
+  inputTokens: number;
 }
 
 interface ToolCall {
@@ -98,8 +100,9 @@ export class ChatToMessagesStream implements StreamHook {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          // Chat upstreams report usage only at the end; message_delta carries it.
-          usage: { input_tokens: 0, output_tokens: 0 },
+          // Chat upstreams report usage only at the end: until message_delta brings it, the estimate
+          // (clients that read usage per event would otherwise see a prompt of 0 tokens).
+          usage: { input_tokens: this.opts.inputTokens, output_tokens: 0 },
         },
       }),
     );

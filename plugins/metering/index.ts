@@ -65,6 +65,7 @@ function onChatChunk(r: Reading, j: any): void {
     if (!d) continue;
     r.text.add(d.content);
     r.text.add(d.reasoning_content);
+    r.text.add(d.reasoning);
     if (Array.isArray(d.tool_calls)) {
       for (const t of d.tool_calls) {
         // A call's first fragment carries its name.
@@ -140,6 +141,7 @@ function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usag
     keyId: auth.keyId,
     route: ctx.route,
     model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
+    requestedModel: ctx.requestedModel ?? null,
     listing: ctx.offer?.listing ?? null,
     attempts: ctx.attempts,
     status: outcome,

@@ -5,7 +5,9 @@
 //   call, tokens the gateway cannot see in the body, such as a server-side tool loop or a remote MCP
 //   server's results), so only offers that declare it in `allow` may serve the request;
 // - unknown: not forwarded (dropped), unless the serving offer declares it: a field the gateway does
-//   not know could be billable (new vendor options often are), and format conversion drops it anyway.
+//   not know could be billable (new vendor options often are), and format conversion drops it anyway;
+// - the gateway's own: answered by the gateway and never forwarded, whatever an offer declares
+//   (`thread`: the gateway holds no message threads, see schema-check's thread.ts).
 import type { WireFormat } from '../../lib/config-types.js';
 
 export type ExtraKind = 'field' | 'tool' | 'beta';
@@ -97,16 +99,21 @@ const MESSAGES_FIELDS: Record<string, FieldRule> = {
   speed: billableUnless('speed', 'standard'),
   // A region pinned for inference is billed at a premium; "global" is the standard rate.
   inference_geo: billableUnless('inference_geo', 'global'),
-  // Remote tools, containers, server-held threads, fallback models and compaction consume tokens
-  // that are not in the body (the hold cannot see them) or are billed per use.
+  // Remote tools, containers, fallback models and compaction consume tokens that are not in the
+  // body (the hold cannot see them) or are billed per use.
   mcp_servers: alwaysBillable('mcp_servers'),
   container: alwaysBillable('container'),
-  thread: alwaysBillable('thread'),
   fallbacks: alwaysBillable('fallbacks'),
   compaction: alwaysBillable('compaction'),
 };
 
 const FIELDS: Record<WireFormat, Record<string, FieldRule>> = { chat: CHAT_FIELDS, messages: MESSAGES_FIELDS };
+
+/**
+ * Fields the gateway answers itself, never forwarded: a server-held `thread` would tie the
+ * conversation to one upstream. A chat client's `thread` means nothing in its format: an unknown field.
+ */
+const GATEWAY_FIELDS: Record<WireFormat, ReadonlySet<string>> = { chat: new Set(), messages: new Set(['thread']) };
 
 /**
  * Tools the client executes itself: a custom tool (no type, or `custom`), and the vendor-defined
@@ -155,6 +162,8 @@ export interface RequestExtras {
   billable: Extra[];
   /** Top-level fields the gateway does not know: dropped unless the serving offer declares them. */
   unknownFields: string[];
+  /** Fields the gateway answers itself (GATEWAY_FIELDS): dropped on every attempt. */
+  gatewayFields: string[];
   /** The client's betas that are not billable: forwarded when the provider's list has them. */
   neutralBetas: string[];
 }
@@ -163,7 +172,12 @@ export function requestExtras(body: Record<string, any>, format: WireFormat, bet
   const rules = FIELDS[format];
   const billable: Extra[] = [];
   const unknownFields: string[] = [];
+  const gatewayFields: string[] = [];
   for (const field of Object.keys(body)) {
+    if (GATEWAY_FIELDS[format].has(field)) {
+      gatewayFields.push(field);
+      continue;
+    }
     const rule = Object.hasOwn(rules, field) ? rules[field] : undefined; // not "constructor", "__proto__"…
     if (rule === undefined) {
       unknownFields.push(field);
@@ -178,7 +192,7 @@ export function requestExtras(body: Record<string, any>, format: WireFormat, bet
     if (BILLABLE_BETAS.some((f) => betaMatches(f, beta))) billable.push({ kind: 'beta', name: beta, param: 'anthropic-beta', label: `the beta "${beta}" (anthropic-beta)` });
     else neutralBetas.push(beta);
   }
-  return { billable, unknownFields, neutralBetas };
+  return { billable, unknownFields, gatewayFields, neutralBetas };
 }
 
 /** What an offer declares its prices cover (offers[].allow), resolved. */

@@ -1,5 +1,6 @@
-// offer-pick: model ID → its usable offers, cheapest first for this request. Also sets the output
-// budget and the input estimate (both needed by budget-hold) and answers GET /v1/models. Options the
+// offer-pick: model ID (or an alias of one) → its usable offers, cheapest first for this request.
+// Also sets the output budget and the input estimate (both needed by budget-hold) and answers
+// GET /v1/models and GET /v1/models/{id}. Options the
 // upstream bills beyond the offer's prices restrict the candidates to offers that declare them, and
 // each attempt forwards only known or declared fields and allowed betas (extras.ts).
 import type { Plugin, PluginEnv, UpstreamRequest } from '../../lib/plugin.js';
@@ -9,7 +10,8 @@ import { modelRefusal, usableOffers, withinPriceCap } from '../../lib/permission
 import { estimateInput } from '../../lib/tokens.js';
 import { detectFeatures, FEATURE_NAMES, findMedia } from './features.js';
 import { betaMatches, declares, parseBetas, requestExtras, type Allowance, type RequestExtras } from './extras.js';
-import { modelsList } from './models-list.js';
+import { listModels, retrieveModel, type ModelCatalog } from './models-list.js';
+import { modelIndex } from './model-index.js';
 
 /** Subscription-backed offers bill at least this many output tokens (spec section 8). */
 export const SUBSCRIPTION_MIN_OUTPUT = 16;
@@ -42,7 +44,8 @@ const estimate = (o: Offer, input: number, output: number) => input * o.prices.i
 const EXTRAS = 'offer-pick';
 
 export default function offerPick(env: PluginEnv): Plugin {
-  const models = new Map(env.config.models.map((m) => [m.id, m]));
+  const models = modelIndex(env.config.models);
+  const catalog: ModelCatalog = { models: env.config.models, byId: models, offersByModel: env.offersByModel };
   const allowances = new Map<string, Allowance>(
     env.config.offers.map((o) => [o.listing, { fields: new Set(o.allow?.fields), tools: o.allow?.tools ?? [], betas: o.allow?.betas ?? [] }]),
   );
@@ -52,16 +55,26 @@ export default function offerPick(env: PluginEnv): Plugin {
     bodyWork: true,
     onRequest(ctx: RequestContext) {
       if (ctx.route === 'models') {
-        ctx.reply = { status: 200, body: modelsList(env.config.models, env.offersByModel, ctx.auth, ctx.clientFormat) };
+        if (ctx.modelPath === undefined) {
+          ctx.reply = { status: 200, body: listModels(catalog, ctx.auth, ctx.clientFormat, queryOf(ctx)) };
+          return;
+        }
+        const found = retrieveModel(catalog, ctx.auth, ctx.clientFormat, ctx.modelPath);
+        ctx.model = found.model;
+        if (found.id !== found.model.id) ctx.requestedModel = found.id;
+        ctx.reply = { status: 200, body: found.body };
         return;
       }
-      const modelId: string = ctx.body.model;
-      const model = models.get(modelId);
+      const asked: string = ctx.body.model;
+      const model = models.get(asked);
       if (!model)
-        throw notFound('model_not_found', `Unknown model "${modelId}". Use the exact model ID as listed by GET /v1/models.`);
+        throw notFound('model_not_found', `Unknown model "${asked}". Use the exact model ID as listed by GET /v1/models.`);
       ctx.model = model;
+      // From here on the model is named by its id: permissions, offers, history and the answer's `model`.
+      const modelId = model.id;
+      if (asked !== modelId) ctx.requestedModel = asked;
       const refusal = modelRefusal(ctx.auth, modelId);
-      if (refusal) throw new GatewayError(403, 'permission_error', 'model_not_permitted', refusal);
+      if (refusal) throw new GatewayError(403, 'permission_error', 'model_not_permitted', asked === modelId ? refusal : `"${asked}" is an alias of ${modelId}. ${refusal}`);
       const all = env.offersByModel.get(modelId) ?? [];
       const offers = usableOffers(ctx.auth, modelId, all);
       if (offers.length === 0) {
@@ -78,7 +91,8 @@ export default function offerPick(env: PluginEnv): Plugin {
       const media = findMedia(ctx.body);
       ctx.features = detectFeatures(ctx.body, ctx.clientFormat, media);
       const extras = requestExtras(ctx.body, ctx.clientFormat, clientBetas(ctx));
-      if (extras.billable.length > 0 || extras.unknownFields.length > 0 || extras.neutralBetas.length > 0) ctx.state[EXTRAS] = extras;
+      if (extras.billable.length > 0 || extras.unknownFields.length > 0 || extras.gatewayFields.length > 0 || extras.neutralBetas.length > 0)
+        ctx.state[EXTRAS] = extras;
       const explicit = explicitOutputBudget(ctx);
       // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
       const requested = explicit ?? model.max_output_tokens;
@@ -150,6 +164,13 @@ export default function offerPick(env: PluginEnv): Plugin {
 
 const NO_ALLOWANCE: Allowance = { fields: new Set(), tools: [], betas: [] };
 
+/** The request's query parameters (GET /v1/models paging). */
+const queryOf = (ctx: RequestContext): URLSearchParams => {
+  const url = ctx.req.url ?? '';
+  const q = url.indexOf('?');
+  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+};
+
 /**
  * The client's betas: forwarded per offer by onAttempt (the core never forwards the header as sent).
  * A chat client's are ignored (they mean nothing in its format).
@@ -162,11 +183,12 @@ function clientBetas(ctx: RequestContext): string[] {
 /**
  * Shape one attempt so that nothing forwarded is billed beyond the offer's prices: fields the
  * gateway does not know are dropped (unless the offer declares them; conversion drops them anyway),
- * and a messages upstream gets the client's betas that its provider lists or the offer declares.
+ * the gateway's own fields always are, and a messages upstream gets the client's betas that its
+ * provider lists or the offer declares.
  */
 function forwardOnly(extras: RequestExtras, allow: Allowance, ctx: RequestContext, up: UpstreamRequest): void {
   if (up.format === ctx.clientFormat) {
-    const drop = extras.unknownFields.filter((f) => !allow.fields.has(f));
+    const drop = [...extras.gatewayFields, ...extras.unknownFields.filter((f) => !allow.fields.has(f))];
     if (drop.length > 0) {
       const body = { ...up.body };
       for (const f of drop) delete body[f];

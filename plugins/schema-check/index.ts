@@ -7,6 +7,7 @@ import { createBodyValidator } from './validate.js';
 import { summarize, type ValidationProblem } from './problems.js';
 import { findJsonSyntaxError } from './json-error.js';
 import { checkCounts, checkValueCount } from './limits.js';
+import { refuseThreadContinue } from './thread.js';
 
 export { createBodyValidator, type BodyValidator } from './validate.js';
 export type { ValidationProblem } from './problems.js';
@@ -27,6 +28,7 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
       checkValueCount(ctx.rawBody);
       const body = parseBody(ctx.rawBody);
       checkCounts(body);
+      refuseThreadContinue(ctx.route, body);
       const problems = validateBody(ctx.route, body);
       if (problems.length > 0) throw invalidBody(problems);
       ctx.body = body;

@@ -23,9 +23,16 @@ const providerVersionHeader = {
   name: 'provider-version',
   in: 'header',
   required: false,
-  description: 'Sent by messages-format clients. On GET /v1/models it selects the messages-format list.',
+  description: 'Sent by messages-format clients. On GET /v1/models and /v1/models/{model_id} it selects the messages-format shape.',
   schema: { type: 'string', enum: ['2023-06-01'] },
 };
+
+/** The messages-format list's paging, as the vendor's (the chat-format list ignores them). */
+const pageParameters = [
+  { name: 'limit', in: 'query', required: false, description: 'Models per page (messages format).', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } },
+  { name: 'after_id', in: 'query', required: false, description: 'The page after this model ID (a last_id).', schema: { type: 'string' } },
+  { name: 'before_id', in: 'query', required: false, description: 'The page before this model ID (a first_id).', schema: { type: 'string' } },
+];
 
 function postOperation(route: BodyRoute, operationId: string, summary: string, success: string, headers: object[] = []) {
   return {
@@ -88,8 +95,37 @@ export function openApiDocument(): object {
         get: {
           operationId: 'listModels',
           summary: 'Models usable by the calling key',
-          parameters: [providerVersionHeader],
-          responses: { '200': { description: 'The model list, in the format chosen by provider-version.' } },
+          parameters: [providerVersionHeader, ...pageParameters],
+          responses: {
+            '200': {
+              description:
+                'The model list, in the format chosen by provider-version. The messages-format list is paged: ' +
+                'data, has_more, first_id, last_id; the chat-format list is whole.',
+            },
+            default: { description: 'An error in the format chosen by provider-version (a bad paging parameter: 400).' },
+          },
+        },
+      },
+      '/v1/models/{model_id}': {
+        get: {
+          operationId: 'retrieveModel',
+          summary: 'One model usable by the calling key',
+          parameters: [
+            {
+              name: 'model_id',
+              in: 'path',
+              required: true,
+              description:
+                'A model ID as listed, or an alias of one (answered with the model it names). IDs contain "/": ' +
+                'send it percent-encoded (%2F, as the SDKs do) or as it is.',
+              schema: { type: 'string', minLength: 1 },
+            },
+            providerVersionHeader,
+          ],
+          responses: {
+            '200': { description: 'The model, in the format chosen by provider-version (the same item as in the list).' },
+            '404': { description: 'No such model, or not usable by this key: the format\'s own not-found error.' },
+          },
         },
       },
     },

@@ -150,7 +150,7 @@ defs.JsonObjectResponseFormat = object({ type: { const: 'json_object' } }, ['typ
 defs.JsonSchemaResponseFormat = object(
   {
     type: { const: 'json_schema' },
-    json_schema: object({ name: nonEmptyString, schema: anyObject, strict: boolean }, ['name', 'schema'], true),
+    json_schema: object({ name: nonEmptyString, description: string, schema: anyObject, strict: boolean }, ['name', 'schema'], true),
   },
   ['type', 'json_schema'],
   true,
@@ -266,6 +266,10 @@ defs.Tool = object(
   true,
 );
 
+// Message threads (a beta): the gateway holds none; see thread.ts for how each kind is answered.
+defs.ThreadCreate = object({ type: { const: 'create' } }, ['type'], true);
+defs.ThreadContinue = object({ type: { const: 'continue' }, previous_message_id: nonEmptyString }, ['type', 'previous_message_id'], true);
+
 const countTokensProperties: Record<string, Schema> = {
   model: nonEmptyString,
   system: { type: ['string', 'array'], items: ref('SystemTextBlock') },
@@ -284,7 +288,7 @@ const countTokensProperties: Record<string, Schema> = {
 /** count_tokens takes the messages body without max_tokens (its output budget is one token). */
 const countTokensRequest = object(countTokensProperties, ['model', 'messages'], true);
 const messagesRequest = object(
-  { ...countTokensProperties, max_tokens: tokenCount },
+  { ...countTokensProperties, max_tokens: tokenCount, thread: { ...tagged('type', ['ThreadCreate', 'ThreadContinue']), type: ['object', 'null'] } },
   ['model', 'messages', 'max_tokens'],
   true,
 );

@@ -111,7 +111,7 @@ t.test('stream with thinking and two tool calls, then the tool turn sends them b
       ],
     })
     .finalMessage();
-  t.equal(second.stop_reason, 'tool_use', 'the strict upstream accepted the tool turn');
+  t.equal(second.stop_reason, 'end_turn', 'the strict upstream accepted the tool turn and answered in text');
   const sent = upstreamBody().messages;
   t.strictSame(sent[1].reasoning_details, [{ type: 'thinking', thinking: thinking.thinking, signature: thinking.signature }], 'signature unchanged');
   t.strictSame(
@@ -152,7 +152,7 @@ t.test('non-stream tool turn round trip with thinking (failure mode 6)', async (
     tools: [tools[1]],
     messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Noon' }] }],
   });
-  t.equal(second.stop_reason, 'tool_use');
+  t.equal(second.stop_reason, 'end_turn', 'accepted and answered in text');
   t.equal(upstreamBody().reasoning_effort, 'high');
 });
 

@@ -1,7 +1,7 @@
 // Breakers: threshold, cooldown on an injected clock, one trial request when half-open,
-// success closes, failure reopens, abandon frees the trial slot, reopensIn.
+// success closes, failure reopens, abandon frees the trial slot, reopensIn, upstream Retry-After hints.
 import t from 'tap';
-import { Breakers } from '../../lib/breaker.js';
+import { Breakers, MAX_RETRY_HINT_MS } from '../../lib/breaker.js';
 
 function setup(failure_threshold = 3, cooldown_ms = 1000) {
   const clock = { now: 10_000 };
@@ -118,4 +118,36 @@ t.test('reconfigure changes the threshold for later decisions', async (t) => {
   b.reconfigure({ failure_threshold: 3, cooldown_ms: 1000 });
   b.failure('a');
   t.equal(b.isOpen('a'), true);
+});
+
+t.test("an upstream's Retry-After: reported by reopensIn, and the cooldown of the failure that opens the breaker", async (t) => {
+  const { b, clock } = setup(2, 30_000);
+  b.tryAcquire('a');
+  b.failure('a', 7000);
+  t.equal(b.isOpen('a'), false, 'below the threshold the offer stays usable');
+  t.equal(b.tryAcquire('a'), true);
+  t.equal(b.reopensIn('a'), 7000, 'but it said it answers again in 7 s');
+  clock.now += 2000;
+  b.failure('a', 5000);
+  t.equal(b.isOpen('a'), true, 'the second failure opens it');
+  t.equal(b.reopensIn('a'), 5000, "for the upstream's 5 s, not the 30 s cooldown");
+  clock.now += 5000;
+  t.equal(b.tryAcquire('a'), true, 'the trial comes when the upstream said it would answer');
+  b.failure('a');
+  t.equal(b.reopensIn('a'), 30_000, 'a failure without a hint: the cooldown again');
+});
+
+t.test('a later hint replaces an earlier one; an absurd hint is capped at MAX_RETRY_HINT_MS', async (t) => {
+  const { b } = setup(5, 1000);
+  b.failure('a', 60_000);
+  b.failure('a', 3000);
+  t.equal(b.reopensIn('a'), 3000);
+  b.failure('a');
+  t.equal(b.reopensIn('a'), 3000, 'a failure without a hint keeps the last one');
+  b.failure('b', 1e15);
+  t.equal(b.reopensIn('b'), MAX_RETRY_HINT_MS);
+  b.failure('c', -5);
+  t.equal(b.reopensIn('c'), 0);
+  b.success('a');
+  t.equal(b.reopensIn('a'), 0, 'a success forgets the hint');
 });

@@ -376,7 +376,7 @@ t.test('errors: both body shapes, the chat type of every error type, Retry-After
     ['request_too_large', 'invalid_request_error'],
     ['billing_error', 'insufficient_quota'],
     ['rate_limit_error', 'rate_limit_error'],
-    ['api_error', 'api_error'],
+    ['api_error', 'server_error'],
     ['overloaded_error', 'service_unavailable'],
     ['timeout_error', 'timeout'],
   ];
@@ -881,6 +881,35 @@ t.test('all offers failing without open breakers → 503 with Retry-After 1 (mes
   t.match(json(r), { type: 'error', error: { type: 'overloaded_error', message: /No offer for model m/ } });
 });
 
+t.test("all offers failing: Retry-After is the soonest any of them may answer, the upstream's own Retry-After included", async (t) => {
+  const clock = { now: 1_000_000 };
+  const withHeaders = (r: UpstreamResponse, headers: Record<string, string>) => ({ ...r, headers: { ...r.headers, ...headers } });
+  const rateLimited = { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } };
+  // The breakers open at the first failure, with a cooldown of 30 s: the upstreams' own word wins.
+  const breakers = new Breakers({ failure_threshold: 1, cooldown_ms: 30_000 }, () => clock.now);
+  const s = await setup(t, { breakers });
+  s.transports.on('p1', () => withHeaders(jsonReply(429, rateLimited), { 'retry-after': '7' }));
+  s.transports.on('p2', () => withHeaders(jsonReply(529, rateLimited), { 'retry-after': '12' }));
+  const r1 = await call(s.url, MESSAGES_PATH, { offers: ['p1', 'p2'] });
+  t.equal(r1.status, 503);
+  t.equal(r1.headers['retry-after'], '7', "p1's own 7 s, not the breaker's 30 s");
+  clock.now += 3000;
+  const r2 = await call(s.url, MESSAGES_PATH, { offers: ['p1', 'p2'] });
+  t.equal(r2.headers['retry-after'], '4', 'both skipped now: p1 answers again in 4 s');
+  t.equal(s.transports.sent.length, 2, 'no upstream call before then');
+
+  // Below the breakers' threshold: the hint alone; retry-after-ms and an HTTP date are read too.
+  const s2 = await setup(t);
+  s2.transports.on('p1', () => withHeaders(jsonReply(429, rateLimited), { 'retry-after-ms': '2500', 'retry-after': '9' }));
+  s2.transports.on('p2', () => withHeaders(jsonReply(503, rateLimited), { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }));
+  const r3 = await call(s2.url, CHAT_PATH, { offers: ['p1', 'p2'] });
+  t.equal(r3.status, 503);
+  t.equal(r3.headers['retry-after'], '3', 'retry-after-ms 2500 → 3 s, the sooner of the two');
+  const r4 = await call(s2.url, CHAT_PATH, { offers: ['p2'] });
+  const wait = Number(r4.headers['retry-after']);
+  t.ok(wait >= 58 && wait <= 60, `an HTTP date a minute ahead: ${wait} s`);
+});
+
 t.test('no candidates left → 503 with a finite Retry-After', async (t) => {
   // A later plugin (e.g. budget-hold) may narrow the candidates down to none.
   const s = await setup(t);
@@ -947,31 +976,60 @@ t.test('before commit, these also fail over', async (t) => {
   }
 });
 
+/** A chat vendor's in-stream error (openai-node throws on it); its message echoes c1's key. */
+const chatErrorChunk = ev(undefined, { error: { message: 'The server had an error (key-c1)', type: 'server_error', param: null, code: null } });
+
 t.test('after the first output event, an upstream break ends the stream with ONE error event in the client format', async (t) => {
-  const cases: [string, string, string, string[], (e: SseEvent) => boolean, 'reset' | 'error-event'][] = [
-    ['messages client, reset', MESSAGES_PATH, 'p1', messagesStream('msg_p1'), (e) => e.event === 'error', 'reset'],
-    ['messages client, upstream error event', MESSAGES_PATH, 'p1', messagesStream('msg_p1'), (e) => e.event === 'error', 'error-event'],
-    ['chat client, reset', CHAT_PATH, 'c1', chatStream('c-1'), (e) => e.data.includes('"error"'), 'reset'],
+  type Check = (err: any, ev: SseEvent, ctx: RequestContext) => void;
+  const broke = (t: Test, name: string): Check => (err, e, ctx) => {
+    if (e.event === undefined) t.match(err, { error: { type: 'server_error', code: 'upstream_stream_error', message: /The upstream stream broke/ } }, name);
+    else t.match(err, { type: 'error', error: { type: 'api_error', message: /The upstream stream broke/ } }, name);
+    t.equal(ctx.error?.code, 'upstream_stream_error', name);
+  };
+  const cases: [string, string, string, 'reset' | 'error-event', (t: Test, name: string) => Check][] = [
+    ['messages client, reset', MESSAGES_PATH, 'p1', 'reset', broke],
+    ['chat client, reset', CHAT_PATH, 'c1', 'reset', broke],
+    // Same format: the vendor's own event, as it came (scrubbed).
+    ['messages client, messages upstream error event', MESSAGES_PATH, 'p1', 'error-event', (t, name) => (_err, e, ctx) => {
+      t.same(e, parseSse(overloadedEvent)[0], `${name}: the vendor's event, unchanged`);
+      t.match(ctx.error, { type: 'overloaded_error', code: 'overloaded_error', message: 'Overloaded' }, name);
+    }],
+    ['chat client, chat upstream error chunk', CHAT_PATH, 'c1', 'error-event', (t, name) => (err, e, ctx) => {
+      t.equal(e.event, undefined, `${name}: a data-only chunk, as it came`);
+      t.same(err, { error: { message: 'The server had an error ([redacted])', type: 'server_error', param: null, code: null } }, `${name}: scrubbed, else unchanged`);
+      t.match(ctx.error, { type: 'overloaded_error', code: 'server_error', message: 'The server had an error ([redacted])' }, name);
+    }],
+    // Converted: the nearest type of the client's format, the vendor's message.
+    ['chat client, messages upstream error event', CHAT_PATH, 'p1', 'error-event', (t, name) => (err, e) => {
+      t.equal(e.event, undefined, `${name}: chat error chunks have no event name`);
+      t.same(err, { error: { message: 'Overloaded', type: 'service_unavailable', param: null, code: 'overloaded_error' } }, name);
+    }],
+    ['messages client, chat upstream error chunk', MESSAGES_PATH, 'c1', 'error-event', (t, name) => (err, e) => {
+      t.equal(e.event, 'error', name);
+      t.same(err, { type: 'error', error: { type: 'overloaded_error', message: 'The server had an error ([redacted])' } }, name);
+    }],
   ];
-  for (const [name, path, provider, events, isError, breakWith] of cases) {
+  for (const [name, path, provider, breakWith, check] of cases) {
     const s = await setup(t);
     const body = new Body();
-    const firstOutput = provider === 'c1' ? 1 : 2;
+    const chatUp = provider === 'c1';
+    const events = chatUp ? chatStream('c-1') : messagesStream('msg_p1');
+    const firstOutput = chatUp ? 1 : 2;
     s.transports.on(provider, () => {
       for (const e of events.slice(0, firstOutput + 1)) body.send(e);
       return sseReply(body);
     });
-    s.transports.on(provider === 'c1' ? 'c2' : 'p2', () => sseOf(messagesStream('never')));
-    let broke = false;
+    s.transports.on(chatUp ? 'c2' : 'p2', () => sseOf(messagesStream('never')));
+    let sent = false;
     const r = await call(s.url, path, {
-      offers: [provider, provider === 'c1' ? 'c2' : 'p2'],
+      offers: [provider, chatUp ? 'c2' : 'p2'],
       stream: true,
       onText(text) {
         // Break once the client holds the first output: the offer is committed by then.
-        if (!broke && parseSse(text).length >= firstOutput + 1) {
-          broke = true;
+        if (!sent && parseSse(text).length >= firstOutput + 1) {
+          sent = true;
           if (breakWith === 'reset') body.reset();
-          else body.send(overloadedEvent);
+          else body.send(chatUp ? chatErrorChunk : overloadedEvent);
         }
       },
     });
@@ -982,24 +1040,28 @@ t.test('after the first output event, an upstream break ends the stream with ONE
     const got = parseSse(r.text);
     const sentBefore = events.slice(0, firstOutput + 1).flatMap(parseSse);
     t.same(got.slice(0, sentBefore.length), sentBefore, `${name}: what was sent stays`);
-    const errors = got.filter(isError);
-    t.equal(errors.length, 1, `${name}: exactly one error event`);
-    t.same(got.at(-1), errors[0], `${name}: the error event is last`);
-    const err = JSON.parse(errors[0].data);
-    if (path === CHAT_PATH) {
-      t.equal(errors[0].event, undefined, `${name}: chat error chunks have no event name`);
-      t.match(err, { error: { type: 'api_error', code: 'upstream_stream_error', message: /The upstream stream broke/ } });
-    } else {
-      t.match(err, { type: 'error', error: { type: 'api_error', message: /The upstream stream broke/ } });
-      t.notMatch(r.text, /overloaded_error/, `${name}: the upstream's own error event is not forwarded`);
-    }
+    t.equal(got.length, sentBefore.length + 1, `${name}: then exactly one event, the error`);
+    const last = got.at(-1)!;
+    t.equal(last.event, path === CHAT_PATH ? undefined : 'error', `${name}: the format's error framing`);
     const ctx = s.contexts[0];
+    check(t, name)(JSON.parse(last.data), last, ctx);
+    t.notMatch(r.text, /key-c1/, `${name}: no provider key reaches the client`);
     t.equal(ctx.status, 200);
-    t.equal(ctx.error?.code, 'upstream_stream_error');
     t.equal(ctx.offer?.listing, `m@${provider}`);
     t.match(ctx.attempts, [{ listing: `m@${provider}`, outcome: 'failed' }]);
     t.same(s.dones.map((d) => d.outcome), ['error'], `${name}: onDone once, with error`);
   }
+});
+
+t.test("a vendor error event too large to pass on as it came is told in the client's format, its message cut", async (t) => {
+  const s = await setup(t);
+  const huge = ev('error', { type: 'error', error: { type: 'rate_limit_error', message: 'x'.repeat(20_000) } });
+  s.transports.on('p1', () => sseOf([messagesStream('msg_p1').slice(0, 4).join('') + huge]));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'], stream: true });
+  await s.settled();
+  const last = parseSse(r.text).at(-1)!;
+  t.equal(last.event, 'error');
+  t.same(JSON.parse(last.data), { type: 'error', error: { type: 'rate_limit_error', message: 'x'.repeat(1000) + '…' } });
 });
 
 t.test('events of one upstream chunk leave together; an error event in the same chunk still comes after them', async (t) => {

@@ -225,6 +225,30 @@ t.test('cross-reference errors', async (t) => {
   ]);
 });
 
+t.test('model aliases: other ids of a model, each naming one model', async (t) => {
+  const c: any = minimal();
+  c.models[0].aliases = ['vendor-a', 'vendor-a-2025'];
+  c.models.push({ id: 'm/b', context_window: 1000, max_output_tokens: 100, aliases: ['vendor-b'] });
+  t.same(parseConfig(json(c), 'c.json', {}).models.map((m) => m.aliases), [['vendor-a', 'vendor-a-2025'], ['vendor-b']]);
+  c.models[0].aliases.push('m/a', 'm/b', 'vendor-b', 'vendor-a');
+  t.same(problemsOf(t, json(c)), [
+    'models[0].aliases[2]: "m/a" is this model\'s own id',
+    'models[0].aliases[3]: "m/b" is the id of models[1]; an alias must name one model',
+    'models[0].aliases[5]: "vendor-a" is already an alias (models[0].aliases[0]); an alias must name one model',
+    'models[1].aliases[0]: "vendor-b" is already an alias (models[0].aliases[4]); an alias must name one model',
+  ]);
+  c.models[0].aliases = [''];
+  t.match(problemsOf(t, json(c)), [/^models\[0\]\.aliases\[0\]: must NOT have fewer than 1 characters/]);
+});
+
+t.test('the shipped config answers to the model ids Claude Code asks for', async (t) => {
+  const cfg = loadConfig(resolve(packageRoot(), 'config/gateway.yaml'), {});
+  const claudeLike = cfg.models.find((m) => m.id === 'demo/claude-like')!;
+  // Claude Code 2.1.197's picks with a custom ANTHROPIC_BASE_URL: sonnet (the default), opus, haiku (dated), fable.
+  for (const id of ['claude-sonnet-5', 'claude-opus-4-8', 'claude-haiku-4-5-20251001', 'claude-fable-5', 'claude-sonnet-4-5', 'claude-haiku-4-5'])
+    t.ok(claudeLike.aliases!.includes(id), id);
+});
+
 t.test('an offer listing is printable ASCII without spaces: it is sent in the x-service-listing header', async (t) => {
   for (const listing of ['m/a@prov ider', 'm/a@prövider', 'm/a@p\n', '']) {
     const c: any = minimal();

@@ -53,8 +53,8 @@ async function creditsPage(ctx: AccountContext, opts: { status?: number; notice?
     body: html`
     <section class="stats three">
       <div class="stat"><div class="stat-label">Balance</div><div class="stat-value" data-testid="balance">${money(bal.balance)}</div></div>
-      <div class="stat"><div class="stat-label">Held</div><div class="stat-value">${money(bal.held)}</div><div class="stat-sub">reserved by requests in progress</div></div>
-      <div class="stat"><div class="stat-label">Available</div><div class="stat-value">${money(bal.available)}</div></div>
+      <div class="stat"><div class="stat-label">Held</div><div class="stat-value" data-testid="held">${money(bal.held)}</div><div class="stat-sub">reserved by requests in progress</div></div>
+      <div class="stat"><div class="stat-label">Available</div><div class="stat-value" data-testid="available">${money(bal.available)}</div></div>
     </section>
     <section class="card"><h2>Top up</h2>${topUpForm(ctx)}</section>
     <section class="card">

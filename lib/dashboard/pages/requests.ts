@@ -111,7 +111,7 @@ async function requestDetail(ctx: AccountContext): Promise<void> {
           <dt>Status</dt><dd>${statusBadge(row)}</dd>
           <dt>Time</dt><dd>${dateTime(row.time)}</dd>
           <dt>Endpoint</dt><dd><code>${ROUTE_LABEL[row.route]}</code>${row.stream ? ' (stream)' : ''}</dd>
-          <dt>Model</dt><dd>${row.model ?? '—'}</dd>
+          <dt>Model</dt><dd>${row.model ?? '—'}${row.requestedModel && html`<span class="muted"> · asked as <code>${row.requestedModel}</code></span>`}</dd>
           <dt>Served by</dt><dd>${row.listing ?? '—'}</dd>
           <dt>Key</dt><dd>${names.get(row.keyId) ?? `#${row.keyId}`}</dd>
           <dt>Latency</dt><dd>${milliseconds(row.latencyMs)}<span class="muted"> · first byte after ${milliseconds(row.ttfbMs)}</span></dd>

@@ -36,8 +36,8 @@ export const BATCH_SQL = {
   // OR IGNORE: a duplicated request id must never fail the batch (and with it every later write).
   insertHistory: `INSERT OR IGNORE INTO request_history (request_id, time, account_id, key_id, route, model,
     listing, attempts, status, http_status, stream, input_tokens, output_tokens, cache_read_tokens,
-    cache_write_tokens, cache_write_1h_tokens, hold, cost, latency_ms, ttfb_ms, error)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    cache_write_tokens, cache_write_1h_tokens, hold, cost, latency_ms, ttfb_ms, error, requested_model)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   // A key's refusals past the first few of a minute: one summary row per key and minute, counting them.
   countRefusals: `INSERT INTO request_history (request_id, time, account_id, key_id, route, attempts, status, stream,
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, hold, cost, latency_ms, not_recorded)

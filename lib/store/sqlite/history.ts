@@ -16,6 +16,7 @@ interface Row {
   key_id: number;
   route: HistoryRow['route'];
   model: string | null;
+  requested_model: string | null;
   listing: string | null;
   attempts: string;
   status: HistoryRow['status'];
@@ -78,7 +79,7 @@ const newestFirst = (a: Pick<HistoryRow, 'time' | 'requestId'>, b: Pick<HistoryR
 
 const fromRow = (r: Row): HistoryRow => ({
   requestId: r.request_id, time: r.time, accountId: r.account_id, keyId: r.key_id, route: r.route,
-  model: r.model, listing: r.listing, attempts: JSON.parse(r.attempts), status: r.status,
+  model: r.model, requestedModel: r.requested_model, listing: r.listing, attempts: JSON.parse(r.attempts), status: r.status,
   httpStatus: r.http_status, stream: r.stream === 1,
   usage: { input: r.input_tokens, output: r.output_tokens, cacheRead: r.cache_read_tokens, cacheWrite: r.cache_write_tokens, cacheWrite1h: r.cache_write_1h_tokens },
   holdNano: r.hold, costNano: r.cost, latencyMs: r.latency_ms, ttfbMs: r.ttfb_ms,
@@ -207,7 +208,8 @@ export class SqliteHistory implements History, BatchPart {
       const u = h.usage;
       rows.push(h.requestId, h.time, h.accountId, h.keyId, h.route, h.model, h.listing,
         JSON.stringify(h.attempts), h.status, h.httpStatus, h.stream ? 1 : 0, u.input, u.output, u.cacheRead,
-        u.cacheWrite, u.cacheWrite1h, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error);
+        u.cacheWrite, u.cacheWrite1h, h.holdNano, h.costNano, Math.round(h.latencyMs), h.ttfbMs === null ? null : Math.round(h.ttfbMs), h.error,
+        h.requestedModel ?? null);
     }
     this.refusals.take(batch);
     if (this.pruneBefore !== undefined) batch.pruneHistory.push(this.pruneBefore);

@@ -114,6 +114,9 @@ export class SqliteLedger implements Ledger, BatchPart {
         ON CONFLICT (account_id) DO UPDATE SET balance = balance + excluded.balance`),
       entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
       accountExists: db.prepare('SELECT 1 FROM accounts WHERE id = ?').pluck(),
+      // Through the index of open holds (requests in flight): few rows.
+      heldByOthers: db.prepare(`SELECT COALESCE(SUM(amount), 0) FROM holds
+        WHERE status = 'open' AND account_id = ? AND owner_token <> ?`).pluck(),
     };
     this.holdIdPrefix = `${months.now().toString(36)}-${owner.token.slice(0, 8)}-`;
     // Called by the change watcher inside one read transaction: the rows and the last id agree.
@@ -171,7 +174,12 @@ export class SqliteLedger implements Ledger, BatchPart {
 
   async balance(accountId: number): Promise<BalanceSummary> {
     const a = this.account(accountId);
-    return { balance: a.balance, held: a.held, available: Math.max(0, a.balance - a.held) };
+    // This process's holds from memory; those of other live processes on the file (a serving
+    // gateway, seen from the command line) from their rows, as far as their batches wrote them.
+    // Holds of dead processes were released when this store opened.
+    const others = this.db.open ? (this.stmt.heldByOthers.get(accountId, this.owner.token) as number) : 0;
+    const held = a.held + others;
+    return { balance: a.balance, held, available: Math.max(0, a.balance - held) };
   }
 
   async monthToDate(keyId: number): Promise<number> {

@@ -147,10 +147,28 @@ t.test('credits grant / show: exact decimal amounts, seen by the running server'
   t.equal((await server.ledger.balance(1)).balance, 300_000_000, '0.1 + 0.2 is exactly 0.3');
 
   const show = await run(['credits', 'show', '--account', 'a@example.com']);
-  t.match(show.out, /a@example\.com: balance \$0\.30/);
+  t.match(show.out, /a@example\.com: balance \$0\.30, held \$0\.00 by requests in progress, available \$0\.30/);
   t.match(show.out, /grant\s+\$0\.10\s+welcome/);
   const showJson = await run(['credits', 'show', '--account', 'a@example.com'], { json: true });
-  t.match(showJson.value, { balanceNano: 300_000_000, balance: '$0.30', entries: [{ kind: 'grant' }, { kind: 'grant', note: 'welcome' }] });
+  t.match(showJson.value, {
+    balanceNano: 300_000_000, balance: '$0.30', heldNano: 0, held: '$0.00', availableNano: 300_000_000, available: '$0.30',
+    entries: [{ kind: 'grant' }, { kind: 'grant', note: 'welcome' }],
+  });
+
+  // A request in flight on the running server: its hold is held, not available.
+  const key = (await server.keys.create({ accountId: 1, name: 'k' })).key;
+  const hold = await server.ledger.reserve({ accountId: 1, keyId: key.id, amount: 12_345_678, monthlyLimitNano: null });
+  if (!hold.ok) throw new Error('refused');
+  await server.flush();
+  t.match((await run(['credits', 'show', '--account', 'a@example.com'])).out,
+    /a@example\.com: balance \$0\.30, held \$0\.012345678 by requests in progress, available \$0\.287654322/);
+  t.match((await run(['credits', 'show', '--account', 'a@example.com'], { json: true })).value, {
+    balanceNano: 300_000_000, heldNano: 12_345_678, held: '$0.012345678', availableNano: 287_654_322, available: '$0.287654322',
+  });
+  await server.ledger.settle(hold.hold.id, 345_678);
+  await server.flush();
+  t.match((await run(['credits', 'show', '--account', 'a@example.com'], { json: true })).value,
+    { balanceNano: 299_654_322, heldNano: 0, availableNano: 299_654_322 }, 'settled: the charge is the actual amount, nothing held');
 
   t.match(await run(['credits', 'grant', '--account', 'a@example.com', '--amount', '0']), { code: 1, error: /above zero/ });
   t.match(await run(['credits', 'grant', '--account', 'a@example.com', '--amount', '1.0000000001']), { code: 1, error: /at most 9 decimals/ });
@@ -185,6 +203,7 @@ t.test('requests show / list', async (t) => {
       listing: 'test/gpt@sim-chat', attempts: [{ listing: 'test/gpt@sim-chat', outcome: 'ok', status: 200, durationMs: 31.6 }],
       status: 'ok', httpStatus: 200, stream: i === 1, usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
       holdNano: 1_000_000, costNano: 75_000, latencyMs: 40.2, ttfbMs: 12.7, error: null,
+      requestedModel: i === 2 ? 'gpt-latest' : null,
     });
   }
   await store.close();
@@ -192,6 +211,8 @@ t.test('requests show / list', async (t) => {
   const show = await run(['requests', 'show', 'req_1']);
   t.equal(show.code, 0);
   t.match(show.out, /request req_1[\s\S]*route:\s+chat \(stream\)[\s\S]*listing:\s+test\/gpt@sim-chat[\s\S]*cost:\s+\$0\.000075[\s\S]*latency:\s+40 ms \(first byte 13 ms\)[\s\S]*1\. test\/gpt@sim-chat: ok \(HTTP 200\), 32 ms/);
+  t.match(show.out, /model:\s+test\/gpt\n/, 'asked by its own id: no alias shown');
+  t.match((await run(['requests', 'show', 'req_2'])).out, /model:\s+test\/gpt \(asked as gpt-latest\)\n/, 'the alias the client sent, read back from the file');
   t.match(await run(['requests', 'show', 'req_nope']), { code: 1, error: 'no request req_nope in the history' });
 
   const list = await run(['requests', 'list', '--account', 'a@example.com', '--limit', '2']);

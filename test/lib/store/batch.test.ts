@@ -19,7 +19,7 @@ function rows(batch: Batch, n: number, from = 0): void {
     const id = `h${String(i).padStart(5, '0')}`;
     batch.insertHold.push(id, 1, 7, `req_${i}`, 100 + i, 'settled', i, 1000 + i, 2000 + i, 1, 'token');
     batch.insertCharge.push(1, 7, -i - 1, id, 2000 + i);
-    batch.insertHistory.push(`req_${i}`, 1000 + i, 1, 7, 'chat', 'm', 'm@p', '[]', 'ok', 200, 0, i, 2 * i, 0, 0, 0, 100 + i, i, 5, 1, null);
+    batch.insertHistory.push(`req_${i}`, 1000 + i, 1, 7, 'chat', 'm', 'm@p', '[]', 'ok', 200, 0, i, 2 * i, 0, 0, 0, 100 + i, i, 5, 1, null, null);
   }
 }
 
@@ -57,7 +57,7 @@ t.test('a batch that fails writes nothing: its transaction rolls back', async (t
   const ragged = newBatch();
   rows(ragged, 3);
   ragged.insertHistory.pop();
-  t.throws(() => write(ragged), /insertHistory: 62 parameters for rows of 21/, 'a part that queued a partial row is caught');
+  t.throws(() => write(ragged), /insertHistory: 65 parameters for rows of 22/, 'a part that queued a partial row is caught');
   t.same([count('holds'), count('journal')], [0, 0]);
 });
 
@@ -65,7 +65,7 @@ t.test('a duplicated request id in the history is ignored, not a failed batch', 
   const { db, write } = setup(t);
   const batch = newBatch();
   rows(batch, 2);
-  batch.insertHistory.push(...batch.insertHistory.slice(0, 21));
+  batch.insertHistory.push(...batch.insertHistory.slice(0, 22));
   write(batch);
   t.equal(db.prepare('SELECT COUNT(*) FROM request_history').pluck().get(), 2);
 });

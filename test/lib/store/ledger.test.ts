@@ -237,6 +237,37 @@ t.test('a batch that fails is written again with the next one, nothing lost or d
   t.same(await checkInvariants(store, { noOpenHolds: true }), []);
 });
 
+t.test("held counts the open holds another process on the file has written (a serving gateway, seen by the command line)", async (t) => {
+  const { store: server, dbPath } = tempStore(t);
+  const a = await seedAccount(server, 10 * USD);
+  const b = await seedAccount(server, 10 * USD);
+  const reserve = async (store: typeof server, who: typeof a, amount: number) => {
+    const r = await store.ledger.reserve({ accountId: who.accountId, keyId: who.keyId, amount, monthlyLimitNano: null });
+    if (!r.ok) throw new Error('refused');
+    return r.hold.id;
+  };
+  const first = await reserve(server, a, 2 * USD);
+  await reserve(server, a, 0.5 * USD);
+  await reserve(server, b, 4 * USD);
+  await server.flush();
+
+  const cli = openStore(storeConfig(dbPath));
+  t.teardown(() => cli.close());
+  t.same(await cli.ledger.balance(a.accountId), { balance: 10 * USD, held: 2.5 * USD, available: 7.5 * USD },
+    "the server's holds of this account, not another's");
+  await reserve(cli, a, 1 * USD);
+  await cli.flush();
+  t.same(await cli.ledger.balance(a.accountId), { balance: 10 * USD, held: 3.5 * USD, available: 6.5 * USD },
+    'its own hold counted once, written or not');
+  t.equal((await server.ledger.balance(a.accountId)).held, 3.5 * USD, 'and the server sees the other process\'s hold');
+
+  await server.ledger.settle(first, 1.5 * USD);
+  await server.flush();
+  await cli.sync();
+  t.same(await cli.ledger.balance(a.accountId), { balance: 8.5 * USD, held: 1.5 * USD, available: 7 * USD },
+    'a settled hold leaves held and its charge the balance');
+});
+
 t.test('close releases holds still open', async (t) => {
   const { store, dbPath } = tempStore(t);
   const a = await seedAccount(store, 1 * USD);
@@ -275,6 +306,8 @@ t.test('a restart releases the holds of a process that died, never those of a li
 
   const whileAlive = openStore(storeConfig(dbPath));
   t.equal(status(), 'open', "opening the store while the child runs leaves the child's hold alone");
+  t.same(await whileAlive.ledger.balance(a.accountId), { balance: 1 * USD, held: 1000, available: 1 * USD - 1000 },
+    "and counts it as held");
   await whileAlive.close();
 
   child.kill('SIGKILL');

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import auth from '../../../plugins/auth/index.js';
 import { GatewayError } from '../../../lib/errors.js';
 import { openStore } from '../../../lib/store/index.js';
+import { foreignKeys } from '../../helpers/foreign-keys.js';
 import { pluginEnv, requestContext, seedAccount, tempStore } from '../../lib/store/fixtures/store.js';
 
 async function setup(t: Test) {
@@ -70,6 +71,23 @@ t.test('401 for a missing, incomplete, placeholder, unknown or revoked key', asy
     'same prefix, different secret');
   await store.keys.revoke(a.keyId);
   is401(t, await call({ authorization: `Bearer ${a.secret}` }), /revoked.*complete key/, 'revoked');
+});
+
+t.test('a complete key of another service: 401 that names it; its placeholders stay placeholders', async (t) => {
+  const { a, call } = await setup(t);
+  for (const [what, key, names] of foreignKeys) {
+    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }] as Record<string, string>[]) {
+      const r = await call(headers);
+      is401(t, r, names, `${what} in ${Object.keys(headers)[0]}`);
+      t.match(r, { message: /a key of another service, not of this gateway/ }, `${what}: not called a placeholder`);
+      t.notMatch((r as GatewayError).message, key.slice(-20), `${what}: not echoed`);
+    }
+  }
+  for (const placeholder of ['sk-ant-...', 'sk-ant-api03-...', 'sk-proj-...', `sk-proj-${'x'.repeat(48)}`, 'AIza...', 'gsk_...']) {
+    is401(t, await call({ 'x-api-key': placeholder }), /incomplete or a placeholder/, `"${placeholder}"`);
+  }
+  t.match(await call({ authorization: `Bearer ${foreignKeys[0][1]}`, 'x-api-key': a.secret }), { keyId: a.keyId },
+    'a vendor key in Authorization (left from another setup) still falls back to our key in x-api-key');
 });
 
 t.test('changes by another process (the command line) apply on the very next request', async (t) => {

@@ -128,6 +128,40 @@ t.test('cross-format attempts build the upstream format; chat default max_tokens
   });
 });
 
+t.test('a subscription-backed offer: the upstream is asked for at least 16 output tokens, on every path', async (t) => {
+  const messages = [{ role: 'user', content: 'hi' }];
+  const cases: Array<[string, WireFormat, Record<string, any>, WireFormat, string]> = [
+    ['messages → messages', 'messages', { model: 'm', max_tokens: 5, messages }, 'messages', 'max_tokens'],
+    ['chat max_tokens → chat', 'chat', { model: 'm', max_tokens: 5, messages }, 'chat', 'max_tokens'],
+    ['chat max_completion_tokens → chat', 'chat', { model: 'm', max_completion_tokens: 5, max_tokens: 3, messages }, 'chat', 'max_completion_tokens'],
+    ['chat max_tokens → messages', 'chat', { model: 'm', max_tokens: 5, messages }, 'messages', 'max_tokens'],
+    ['chat max_completion_tokens → messages', 'chat', { model: 'm', max_completion_tokens: 1, messages }, 'messages', 'max_tokens'],
+    ['messages → chat', 'messages', { model: 'm', max_tokens: 5, messages }, 'chat', 'max_completion_tokens'],
+  ];
+  for (const [what, client, body, upstream, field] of cases) {
+    const sent = structuredClone(body);
+    const sub = upOf(upstream, 8, true);
+    attempt(ctxOf(client, body, { outputBudget: 16 }), sub);
+    t.equal(sub.body[field], 16, `${what}: ${field} raised to the minimum`);
+    t.strictSame(body, sent, `${what}: the client's body is untouched (failover reuses it)`);
+    const plain = upOf(upstream, 8);
+    attempt(ctxOf(client, body, { outputBudget: 5 }), plain);
+    t.equal(plain.body[field], body.max_completion_tokens ?? body.max_tokens, `${what}: a plain offer gets the client's budget`);
+    const above = upOf(upstream, 8000, true);
+    const roomy = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, k.startsWith('max_') ? 300 : v]));
+    attempt(ctxOf(client, roomy), above);
+    t.equal(above.body[field], 300, `${what}: a budget above the minimum is kept`);
+  }
+  const none = upOf('chat', 8, true);
+  attempt(ctxOf('chat', { model: 'm', messages }, { outputBudget: 16 }), none);
+  t.equal(none.body.max_completion_tokens, 16, 'chat without a budget: the minimum');
+  t.notOk('max_tokens' in none.body);
+
+  const counted = upOf('messages', 8, true);
+  attempt(ctxOf('messages', { model: 'm', messages, max_tokens: 5 }, { route: 'count_tokens', outputBudget: 16 }), counted);
+  t.equal(counted.body.max_tokens, 5, 'count_tokens: a token count is not an output budget, left as sent');
+});
+
 t.test('onResponseBody: same format restores the model only; cross format converts', async (t) => {
   const body = { id: 'msg_1', model: 'claude-up', content: [{ type: 'text', text: 'x' }], extra: true };
   const out = plugin.onResponseBody!(ctxOf('messages', { model: 'test/claude' }), body, upOf('messages'));

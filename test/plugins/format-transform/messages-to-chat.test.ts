@@ -134,7 +134,7 @@ t.test('failure mode 5 and 16: an assistant turn of only tool calls has content 
 });
 
 t.test('tools, tool_choice and disable_parallel_tool_use', async (t) => {
-  const tools = [{ name: 'f', description: 'F', input_schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: true, cache_control: { type: 'ephemeral' } }];
+  const tools = [{ name: 'f', description: 'F', input_schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false }, strict: true, cache_control: { type: 'ephemeral' } }];
   const out = convert({ ...base, tools, tool_choice: { type: 'any', disable_parallel_tool_use: true }, messages: [user('x')] });
   t.strictSame(out.tools, [{ type: 'function', function: { name: 'f', parameters: tools[0].input_schema, description: 'F', strict: true } }]);
   t.equal(out.tool_choice, 'required');
@@ -206,8 +206,9 @@ t.test('unsupported blocks are a 400 naming them', async (t) => {
 });
 
 t.test('tool fields the chat format has no counterpart for are dropped; strict is kept', async (t) => {
-  const tool = { name: 'f', input_schema: { type: 'object' }, strict: true, eager_input_streaming: true, defer_loading: false, input_examples: [{ a: 1 }], cache_control: { type: 'ephemeral' } };
-  t.strictSame(convert({ ...base, tools: [tool], messages: [user('x')] }).tools, [{ type: 'function', function: { name: 'f', parameters: { type: 'object' }, strict: true } }]);
+  const schema = { type: 'object', properties: {}, additionalProperties: false };
+  const tool = { name: 'f', input_schema: schema, strict: true, eager_input_streaming: true, defer_loading: false, input_examples: [{}], cache_control: { type: 'ephemeral' } };
+  t.strictSame(convert({ ...base, tools: [tool], messages: [user('x')] }).tools, [{ type: 'function', function: { name: 'f', parameters: schema, strict: true } }]);
 });
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Pages /Kids [2 0 R] /Count 1 >> endobj\n2 0 obj << /Type /Page /Parent 1 0 R >> endobj\n%%EOF\n').toString('base64');

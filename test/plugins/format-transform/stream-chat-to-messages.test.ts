@@ -6,7 +6,9 @@ import { errorEvent, GatewayError } from '../../../lib/errors.js';
 import { anthropicServing, chunk, messagesStreamProblems, run, shape, sseText, upDone, usageChunk } from './fixtures.js';
 
 const MODEL = 'test/gpt';
-const hook = () => new ChatToMessagesStream({ model: MODEL });
+/** The gateway's input estimate, for message_start; message_delta brings the upstream's count. */
+const ESTIMATE = 17;
+const hook = () => new ChatToMessagesStream({ model: MODEL, inputTokens: ESTIMATE });
 const e = (type: string, rest: Record<string, any> = {}) => ({ event: type, data: { type, ...rest } });
 const start = e('message_start', {
   message: {
@@ -17,12 +19,12 @@ const start = e('message_start', {
     content: [],
     stop_reason: null,
     stop_sequence: null,
-    usage: { input_tokens: 0, output_tokens: 0 },
+    usage: { input_tokens: ESTIMATE, output_tokens: 0 },
   },
 });
 const usage = { prompt_tokens: 19, completion_tokens: 10, total_tokens: 29, prompt_tokens_details: { cached_tokens: 0 } };
 
-t.test('a text answer, with the usage chunk after finish_reason (failure mode 8: message_delta held until usage)', async (t) => {
+t.test('a text answer, with the usage chunk after finish_reason (failure mode 8: message_delta held until usage); the input estimate, then the true count', async (t) => {
   const h = hook();
   const first = run(h, [chunk({ role: 'assistant', content: '', refusal: null }), chunk({ content: 'Hello' }), chunk({ content: ' there' })], false);
   const fin = run(h, [chunk({}, 'stop')], false);

@@ -21,8 +21,8 @@ const config = parseConfig(
     models: [{ id: 'acme/big', context_window: 100_000, max_output_tokens: 8000 }],
     offers: [
       { listing: 'cheap', model: 'acme/big', provider: 'msg', upstream_model: 'u1', price: { input: 1, output: 2 } },
-      { listing: 'priority', model: 'acme/big', provider: 'msg', upstream_model: 'u2', price: { input: 6, output: 30 }, allow: { fields: ['service_tier', 'diagnostics'], tools: ['web_search'], betas: ['context-1m'] } },
-      { listing: 'chat-priority', model: 'acme/big', provider: 'chat', upstream_model: 'u3', price: { input: 7, output: 31 }, allow: { fields: ['service_tier'] } },
+      { listing: 'priority', model: 'acme/big', provider: 'msg', upstream_model: 'u2', price: { input: 6, output: 30 }, allow: { fields: ['service_tier', 'diagnostics', 'thread'], tools: ['web_search'], betas: ['context-1m'] } },
+      { listing: 'chat-priority', model: 'acme/big', provider: 'chat', upstream_model: 'u3', price: { input: 7, output: 31 }, allow: { fields: ['service_tier', 'thread'] } },
     ],
   }),
   'allow-test.json',
@@ -104,6 +104,17 @@ t.test('unknown fields are dropped unless the offer declares them; the client bo
   t.same(declared.diagnostics, { previous_message_id: 'm' });
   t.notOk('some_future_field' in declared);
   t.equal(ctx.body.some_future_field, 1, 'failover reuses the client body');
+});
+
+t.test('a messages thread is served by every offer and reaches none of them, even one that declares it', async (t) => {
+  const ctx = ctxFor({ thread: { type: 'create' } });
+  plugin.onRequest!(ctx);
+  t.same(listings(ctx), ['cheap', 'priority', 'chat-priority'], 'not billable: the gateway answers it');
+  for (const listing of ['cheap', 'priority']) t.notOk('thread' in attempt(ctx, listing).body, listing);
+  t.same(ctx.body.thread, { type: 'create' }, 'the client body is untouched');
+  const chat = ctxFor({ thread: { type: 'create' } }, 'chat');
+  plugin.onRequest!(chat);
+  t.same(attempt(chat, 'chat-priority').body.thread, { type: 'create' }, 'a chat client\'s thread is an unknown field: forwarded only where declared');
 });
 
 t.test('betas: listed ones forwarded, unknown dropped, billable only where declared', async (t) => {

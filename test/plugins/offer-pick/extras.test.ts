@@ -23,7 +23,7 @@ t.test('billing-neutral fields real clients send pass', async (t) => {
     seed: 1,
     tools: [{ type: 'function', function: { name: 'f' } }],
   };
-  t.same(requestExtras(chat, 'chat', []), { billable: [], unknownFields: [], neutralBetas: [] });
+  t.same(requestExtras(chat, 'chat', []), { billable: [], unknownFields: [], gatewayFields: [], neutralBetas: [] });
   for (const tier of ['default', 'flex', null]) t.same(billable({ ...base, service_tier: tier }, 'chat'), [], `chat service_tier ${tier}`);
   const messages = {
     ...base,
@@ -38,7 +38,7 @@ t.test('billing-neutral fields real clients send pass', async (t) => {
     cache_control: { type: 'ephemeral' },
     tools: [{ name: 'f', input_schema: {} }, { type: 'custom', name: 'g' }, { type: 'bash_20250124', name: 'bash' }, { type: 'text_editor_20250728', name: 'e' }, { type: 'computer_20250124', name: 'c' }],
   };
-  t.same(requestExtras(messages, 'messages', []), { billable: [], unknownFields: [], neutralBetas: [] });
+  t.same(requestExtras(messages, 'messages', []), { billable: [], unknownFields: [], gatewayFields: [], neutralBetas: [] });
   t.same(billable({ ...base, service_tier: 'auto' }, 'messages'), []);
 });
 
@@ -51,7 +51,7 @@ t.test('billable fields are named, in either format', async (t) => {
   t.same(billable({ ...base, service_tier: 'priority' }, 'messages'), ['field:service_tier@service_tier']);
   t.same(billable({ ...base, speed: 'fast' }, 'messages'), ['field:speed@speed']);
   t.same(billable({ ...base, inference_geo: 'us' }, 'messages'), ['field:inference_geo@inference_geo']);
-  for (const f of ['mcp_servers', 'container', 'thread', 'fallbacks', 'compaction'])
+  for (const f of ['mcp_servers', 'container', 'fallbacks', 'compaction'])
     t.same(billable({ ...base, [f]: f === 'mcp_servers' ? [{ type: 'url', url: 'https://x', name: 'x' }] : {} }, 'messages'), [`field:${f}@${f}`]);
   t.same(billable({ ...base, context_management: { edits: [{ type: 'compact_20260112' }] } }, 'messages'), ['field:context_management@context_management'], 'compaction samples again');
   const [e] = requestExtras({ ...base, service_tier: 'priority' }, 'chat', []).billable;
@@ -68,6 +68,15 @@ t.test('server tools are billable, named by type and position', async (t) => {
 t.test('unknown top-level fields are listed to drop; the other format\'s fields are unknown', async (t) => {
   t.same(requestExtras({ ...base, some_future_field: 1, thinking: {} }, 'chat', []).unknownFields, ['some_future_field', 'thinking']);
   t.same(requestExtras({ ...base, user: 'u', diagnostics: {} }, 'messages', []).unknownFields, ['user', 'diagnostics']);
+});
+
+t.test('thread is the gateway\'s own field in the messages format (never forwarded), unknown in the chat format', async (t) => {
+  for (const thread of [{ type: 'create' }, null]) {
+    const x = requestExtras({ ...base, thread }, 'messages', []);
+    t.same([x.gatewayFields, x.unknownFields, x.billable], [['thread'], [], []], `messages ${JSON.stringify(thread)}`);
+  }
+  const chat = requestExtras({ ...base, thread: { type: 'create' } }, 'chat', []);
+  t.same([chat.gatewayFields, chat.unknownFields], [[], ['thread']], 'chat: dropped unless an offer declares it');
 });
 
 t.test('betas: context-1m is billable, the rest neutral', async (t) => {
@@ -101,6 +110,6 @@ t.test('declares', async (t) => {
 t.test("field names of Object's prototype are unknown fields, not rules", async (t) => {
   const body = JSON.parse('{"model":"m","messages":[],"constructor":{"prototype":{}},"toString":1,"__proto__":{"x":1}}');
   for (const format of ['chat', 'messages'] as const) {
-    t.same(requestExtras(body, format, []), { billable: [], unknownFields: ['constructor', 'toString', '__proto__'], neutralBetas: [] }, format);
+    t.same(requestExtras(body, format, []), { billable: [], unknownFields: ['constructor', 'toString', '__proto__'], gatewayFields: [], neutralBetas: [] }, format);
   }
 });

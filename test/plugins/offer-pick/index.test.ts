@@ -1,5 +1,6 @@
-// offer-pick: model lookup, permissions (403 naming the list), price cap (503), cheapest-first
-// ordering, output ceilings, features, context window, output budgets, and GET /v1/models.
+// offer-pick: model lookup (aliases included), permissions (403 naming the list), price cap (503),
+// cheapest-first ordering, output ceilings, features, context window, output budgets, and
+// GET /v1/models (paged in the messages shape) and GET /v1/models/{id}.
 import t, { type Test } from 'tap';
 import offerPick, { SUBSCRIPTION_MIN_OUTPUT, budgetParam, offerOutputBudget } from '../../../plugins/offer-pick/index.js';
 import { parseConfig } from '../../../lib/config.js';
@@ -24,7 +25,7 @@ interface OfferSpec {
 }
 
 const MODELS = [
-  { id: 'acme/big', display_name: 'Acme Big', context_window: 100_000, max_output_tokens: 8000, created: '2024-05-01T12:00:00Z' },
+  { id: 'acme/big', display_name: 'Acme Big', context_window: 100_000, max_output_tokens: 8000, created: '2024-05-01T12:00:00Z', aliases: ['big-latest', 'vendor-big-2025'] },
   { id: 'acme/small', context_window: 2000, max_output_tokens: 1000 },
   { id: 'plain', context_window: 100_000, max_output_tokens: 4000 },
   { id: 'acme/empty', context_window: 1000, max_output_tokens: 100 },
@@ -57,15 +58,16 @@ function setup(offers: OfferSpec[]) {
   return { plugin: offerPick({ config, offersByModel }), offersByModel };
 }
 
-function ctxFor(body: Record<string, any>, opts: { route?: Route; format?: WireFormat; auth?: AuthInfo } = {}): RequestContext {
+function ctxFor(body: Record<string, any>, opts: { route?: Route; format?: WireFormat; auth?: AuthInfo; url?: string; modelPath?: string } = {}): RequestContext {
   const route = opts.route ?? 'messages';
   return createContext({
     id: 'req_test',
     route,
     clientFormat: opts.format ?? (route === 'chat' ? 'chat' : 'messages'),
-    req: {} as IncomingMessage,
+    req: { url: opts.url } as IncomingMessage,
     body,
     auth: opts.auth,
+    modelPath: opts.modelPath,
   });
 }
 
@@ -435,6 +437,9 @@ t.test('GET /v1/models, chat shape, filtered by permissions and price cap', asyn
   t.same(ids(auth({ routing: { priceCapInput: 10_000 } })), ['acme/big', 'plain'], 'price cap hides acme/small');
 });
 
+/** The vendor's ModelInfo fields the gateway has no value for, or one for every model. */
+const VENDOR_FIELDS = { lifecycle: 'active', deprecated_at: null, retires_at: null, line: null, capabilities: null };
+
 t.test('GET /v1/models, messages shape', async (t) => {
   const { plugin } = setup([
     { listing: 'big', input: 1, output: 1 },
@@ -446,8 +451,8 @@ t.test('GET /v1/models, messages shape', async (t) => {
     status: 200,
     body: {
       data: [
-        { type: 'model', id: 'acme/big', display_name: 'Acme Big', created_at: '2024-05-01T12:00:00Z' },
-        { type: 'model', id: 'plain', display_name: 'plain', created_at: '2025-01-01T00:00:00Z' },
+        { type: 'model', id: 'acme/big', display_name: 'Acme Big', created_at: '2024-05-01T12:00:00Z', ...VENDOR_FIELDS, max_input_tokens: 100_000, max_tokens: 8000 },
+        { type: 'model', id: 'plain', display_name: 'plain', created_at: '2025-01-01T00:00:00Z', ...VENDOR_FIELDS, max_input_tokens: 100_000, max_tokens: 4000 },
       ],
       has_more: false,
       first_id: 'acme/big',
@@ -457,4 +462,108 @@ t.test('GET /v1/models, messages shape', async (t) => {
   const none = ctxFor({}, { route: 'models', format: 'messages', auth: auth({ keyAllowedModels: [] }) });
   plugin.onRequest!(none);
   t.same(none.reply!.body, { data: [], has_more: false, first_id: null, last_id: null }, 'nothing allowed: an empty list');
+});
+
+t.test('GET /v1/models, messages shape, paged as the vendor pages: limit, after_id, before_id', async (t) => {
+  const ids = Array.from({ length: 25 }, (_, i) => `m/${String(i).padStart(2, '0')}`);
+  const config = parseConfig(
+    JSON.stringify({
+      providers: [{ id: 'p', format: 'messages', base_url: 'https://api.example.com' }],
+      models: ids.map((id) => ({ id, context_window: 1000, max_output_tokens: 100, ...(id === 'm/03' ? { aliases: ['three'] } : {}) })),
+      offers: ids.map((id) => ({ listing: id, model: id, provider: 'p', upstream_model: id, price: { input: 1, output: 1 } })),
+    }),
+    'paging-test.json',
+    {},
+  );
+  const plugin = offerPick({ config, offersByModel: resolveOffers(config) });
+  const page = (query: string, a?: AuthInfo) => {
+    const ctx = ctxFor({}, { route: 'models', format: 'messages', url: `/v1/models${query}`, auth: a });
+    plugin.onRequest!(ctx);
+    const body = ctx.reply!.body as any;
+    return { ids: body.data.map((m: any) => m.id), has_more: body.has_more, first_id: body.first_id, last_id: body.last_id };
+  };
+  const range = (from: number, to: number) => ids.slice(from, to);
+  t.same(page(''), { ids: range(0, 20), has_more: true, first_id: 'm/00', last_id: 'm/19' }, 'the vendor\'s default page: 20');
+  t.same(page('?after_id=m/19'), { ids: range(20, 25), has_more: false, first_id: 'm/20', last_id: 'm/24' }, 'the next page');
+  t.same(page('?limit=5&after_id=m%2F04'), { ids: range(5, 10), has_more: true, first_id: 'm/05', last_id: 'm/09' }, 'a percent-encoded cursor');
+  t.same(page('?limit=5&before_id=m/10'), { ids: range(5, 10), has_more: true, first_id: 'm/05', last_id: 'm/09' }, 'the page before a first_id');
+  t.same(page('?limit=5&before_id=m/03'), { ids: range(0, 3), has_more: false, first_id: 'm/00', last_id: 'm/02' }, 'the first page, backwards');
+  t.same(page('?limit=1000'), { ids, has_more: false, first_id: 'm/00', last_id: 'm/24' });
+  t.same(page('?limit=3&after_id=three'), { ids: range(4, 7), has_more: true, first_id: 'm/04', last_id: 'm/06' }, 'a cursor may be an alias');
+  t.same(page('?after_id=m/24'), { ids: [], has_more: false, first_id: null, last_id: null }, 'past the end: an empty page');
+  t.same(page('?lifecycle[]=active&lifecycle[]=deprecated&limit=2'), { ids: range(0, 2), has_more: true, first_id: 'm/00', last_id: 'm/01' });
+  t.same(page('?lifecycle[]=retired'), { ids: [], has_more: false, first_id: null, last_id: null }, 'every model is active');
+  t.same(page('?limit=2', auth({ keyAllowedModels: ['m/07', 'm/08', 'm/09'] })), { ids: ['m/07', 'm/08'], has_more: true, first_id: 'm/07', last_id: 'm/08' }, 'pages of what the key may use');
+  const bad = (query: string) => {
+    try {
+      page(query);
+    } catch (e) {
+      return { status: (e as GatewayError).status, param: (e as GatewayError).param, message: (e as GatewayError).message };
+    }
+    return undefined;
+  };
+  for (const limit of ['0', '1001', 'x', '1.5', '-1', ''])
+    t.match(bad(`?limit=${limit}`), { status: 400, param: 'limit', message: /limit: must be an integer from 1 to 1000/ }, `limit=${limit}`);
+  t.match(bad('?after_id=m/01&before_id=m/05'), { status: 400, message: /after_id or before_id, not both/ });
+  t.match(bad('?after_id=nope'), { status: 400, param: 'after_id', message: /no model "nope"/ });
+  t.match(bad('?before_id=m/09', ), undefined, 'a listed cursor is fine');
+  t.match(bad('?limit=2&after_id=m/01'), undefined);
+  t.match(page('?limit=2&after_id=m/01', auth({ keyAllowedModels: ['m/01', 'm/05'] })).ids, ['m/05']);
+  t.match(bad('?lifecycle=gone'), { status: 400, param: 'lifecycle' });
+  // The chat shape is one whole list, as OpenAI's: the paging parameters are not read.
+  const chat = ctxFor({}, { route: 'models', format: 'chat', url: '/v1/models?limit=0' });
+  plugin.onRequest!(chat);
+  t.equal((chat.reply!.body as any).data.length, 25);
+});
+
+t.test('GET /v1/models/{id}: the listed item, by id (encoded or not) or alias; the vendor\'s 404 otherwise', async (t) => {
+  const { plugin } = setup([
+    { listing: 'big', input: 1, output: 1 },
+    { listing: 'small', model: 'acme/small', input: 50, output: 50 },
+  ]);
+  const get = (path: string, format: WireFormat, a?: AuthInfo) => {
+    const ctx = ctxFor({}, { route: 'models', format, modelPath: path, auth: a });
+    plugin.onRequest!(ctx);
+    return ctx;
+  };
+  const big = { type: 'model', id: 'acme/big', display_name: 'Acme Big', created_at: '2024-05-01T12:00:00Z', ...VENDOR_FIELDS, max_input_tokens: 100_000, max_tokens: 8000 };
+  for (const path of ['acme/big', 'acme%2Fbig', 'acme%2fbig']) {
+    const ctx = get(path, 'messages');
+    t.same(ctx.reply, { status: 200, body: big }, path);
+    t.equal(ctx.model?.id, 'acme/big', 'history names the model looked up');
+    t.equal(ctx.requestedModel, undefined);
+  }
+  t.same(get('acme%2Fbig', 'chat').reply!.body, { id: 'acme/big', object: 'model', created: Date.parse('2024-05-01T12:00:00Z') / 1000, owned_by: 'acme' });
+  const byAlias = get('vendor-big-2025', 'messages');
+  t.same(byAlias.reply!.body, big, 'an alias answers with the model it names, as the vendor resolves its aliases');
+  t.equal(byAlias.requestedModel, 'vendor-big-2025', 'history keeps the alias asked');
+  t.same(get('acme/small', 'chat').reply!.body, { id: 'acme/small', object: 'model', created: Date.parse('2025-01-01T00:00:00Z') / 1000, owned_by: 'acme' });
+
+  const refused = (path: string, format: WireFormat, a?: AuthInfo) => refusal(t, plugin, ctxFor({}, { route: 'models', format, modelPath: path, auth: a }));
+  t.match(refused('acme%2Fnope', 'chat'), { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: /"acme\/nope" does not exist/ }, 'OpenAI\'s 404');
+  t.match(refused('acme%2Fnope', 'messages'), { status: 404, type: 'not_found_error', message: /"acme\/nope" does not exist/ }, 'Anthropic\'s 404');
+  t.match(refused('acme/empty', 'messages'), { status: 404, message: /no offers/ }, 'not listed (no offer): not found either');
+  t.match(refused('plain', 'messages', auth({ keyAllowedModels: ['acme/big'] })), { status: 404, message: /not in this API key's allowed models/ }, 'the same permission function as the list');
+  t.match(refused('acme/small', 'chat', auth({ routing: { priceCapInput: 10_000 } })), { status: 404, message: /price cap/ });
+  t.match(refused('100%', 'messages'), { status: 404, message: /"100%" does not exist/ }, 'not percent-encoding: taken as it is');
+});
+
+t.test('aliases resolve to their model for every request; permissions, offers and history use the model\'s id', async (t) => {
+  const { plugin } = setup(TWO);
+  const direct = ctxFor(msgBody());
+  const offers = pick(plugin, direct);
+  t.equal(direct.requestedModel, undefined, 'the model\'s own id is no alias');
+  const ctx = ctxFor(msgBody({ model: 'big-latest' }));
+  t.same(pick(plugin, ctx), offers, 'the model\'s offers, in the same order');
+  t.equal(ctx.model?.id, 'acme/big');
+  t.equal(ctx.requestedModel, 'big-latest');
+  t.equal(ctx.body.model, 'big-latest', 'the client body is untouched');
+  const count = ctxFor(msgBody({ model: 'vendor-big-2025', max_tokens: undefined }), { route: 'count_tokens' });
+  t.equal(pick(plugin, count).length, 2, 'count_tokens too');
+  t.match(refusal(t, plugin, ctxFor(msgBody({ model: 'big-latest' }), { auth: auth({ keyAllowedModels: ['plain'] }) })), {
+    status: 403,
+    message: /^"big-latest" is an alias of acme\/big\. Model acme\/big is not in this API key's allowed models \(plain\)/,
+  });
+  t.equal(pick(plugin, ctxFor(msgBody({ model: 'big-latest' }), { auth: auth({ keyAllowedModels: ['acme/big'] }) })).length, 2, 'a key allowed the model may use its aliases');
+  t.match(refusal(t, plugin, ctxFor(msgBody({ model: 'big-latest', max_tokens: 9000 }))), { status: 400, code: 'output_limit_exceeded', message: /acme\/big/ });
 });

@@ -17,8 +17,11 @@ t.test('validates as OpenAPI 3.1', async (t) => {
 t.test('version, routes, security, no response schemas', async (t) => {
   t.equal(doc.openapi, '3.1.0');
   t.equal(doc.info.version, '1.0.0');
-  t.same(Object.keys(doc.paths).sort(), ['/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens', '/v1/models']);
+  t.same(Object.keys(doc.paths).sort(), ['/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens', '/v1/models', '/v1/models/{model_id}']);
   t.same(Object.keys(doc.paths['/v1/models']), ['get']);
+  t.same(doc.paths['/v1/models'].get.parameters.map((p: any) => `${p.in}:${p.name}`), ['header:provider-version', 'query:limit', 'query:after_id', 'query:before_id'], 'the list documents its paging');
+  t.same(Object.keys(doc.paths['/v1/models/{model_id}']), ['get']);
+  t.match(doc.paths['/v1/models/{model_id}'].get.parameters[0], { name: 'model_id', in: 'path', required: true, description: /%2F/ });
   t.same(doc.components.securitySchemes, {
     bearerAuth: { type: 'http', scheme: 'bearer' },
     apiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key' },
@@ -51,6 +54,9 @@ t.test('the published schemas validate like the gateway does', async (t) => {
   const messages = ajv.compile({ $ref: 'doc#/components/schemas/MessagesRequest' });
   t.equal(messages({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }), true);
   t.equal(messages({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }), false, 'max_tokens required');
+  const body = { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] };
+  for (const thread of [null, { type: 'create' }, { type: 'continue', previous_message_id: 'msg_1' }]) t.equal(messages({ ...body, thread }), true, `thread ${JSON.stringify(thread)}`);
+  t.equal(messages({ ...body, thread: { type: 'continue' } }), false, 'a continue names the message it continues');
   const count = ajv.compile({ $ref: 'doc#/components/schemas/CountTokensRequest' });
   t.equal(count({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }), true);
 });
