@@ -5,7 +5,7 @@
 import t from 'tap';
 import { countTokens as o200k } from 'gpt-tokenizer';
 import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
-import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInput, estimateInputTokens, PDF_PAGE_TOKENS } from '../../lib/tokens.js';
+import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInput, estimateInputTokens, PDF_PAGE_TOKENS, pdfFilesScanned } from '../../lib/tokens.js';
 import { buildPdf } from '../helpers/pdf.js';
 
 const SAFETY = 1.25;
@@ -237,4 +237,18 @@ t.test('documents the gateway cannot size are counted apart (one page each in th
   const est = estimateInput({ messages: [{ role: 'user', content }] }, 'messages');
   t.equal(est.unseenDocuments, 6);
   t.equal(est.tokens, Math.ceil(bpe('a.doc') * SAFETY) + PER_MESSAGE + 6 * PDF_PAGE_TOKENS);
+});
+
+t.test('a PDF resent on the next turn is not counted again; an unreadable one is', async (t) => {
+  const doc = (data: string) => ({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }] }] });
+  const pdf = buildPdf({ pages: 4, padding: 1000 }).toString('base64');
+  const before = pdfFilesScanned();
+  const first = estimateInput(doc(pdf), 'messages');
+  const again = estimateInput(doc(pdf), 'messages');
+  t.same(again, first);
+  t.equal(pdfFilesScanned() - before, 1, 'counted once');
+  const encrypted = buildPdf({ pages: 4, encrypt: true }).toString('base64');
+  estimateInput(doc(encrypted), 'messages');
+  estimateInput(doc(encrypted), 'messages');
+  t.equal(pdfFilesScanned() - before, 3, 'an unreadable file is looked at each time');
 });
