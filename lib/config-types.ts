@@ -73,6 +73,8 @@ export interface SupportsConfig {
   images: boolean;
   reasoning: boolean;
   json_schema: boolean;
+  /** Document input: messages `document` blocks, chat `file` parts. */
+  documents: boolean;
 }
 
 /** What an offer's prices cover beyond plain tokens: billable request options it may serve. */

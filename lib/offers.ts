@@ -48,7 +48,7 @@ export function resolveOffers(cfg: GatewayConfig, simulatorUrl?: string): Map<st
       prices: unitPrices(o.price),
       maxOutputTokens: Math.min(o.max_output_tokens ?? model.max_output_tokens, model.max_output_tokens),
       subscription: o.subscription ?? false,
-      supports: { tools: true, images: true, reasoning: true, json_schema: true, ...o.supports },
+      supports: { tools: true, images: true, reasoning: true, json_schema: true, documents: true, ...o.supports },
     });
   }
   return byModel;

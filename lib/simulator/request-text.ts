@@ -1,6 +1,7 @@
 // The text a simulated model "reads": one walk over the request gives its size (input tokens),
 // a hash of the prompt (which words the answer uses) and the directives written in it.
 import type { WireFormat } from '../config-types.js';
+import { dataUrlBytes, pdfPagesAtMost, pdfScanBudget, PDF_MEDIA_TYPE } from '../documents.js';
 import { parseDirectives, type Directive } from './directives.js';
 
 export interface RequestText {
@@ -89,15 +90,39 @@ function messagesContent(content: unknown, prose: Reader, results: Reader, json:
   for (const block of content) {
     if (!isObject(block)) continue;
     if (block.type === 'text') prose(block.text);
+    else if (block.type === 'document') documentText(block.source, results, json);
     else if (block.type === 'tool_result') messagesContent(block.content, results, results, json);
     else if (block.type === 'tool_use') json(block.input ?? {});
     // Images and earlier thinking cost no text tokens here (the vendor drops earlier thinking too).
   }
 }
 
+/** A document is data the model reads, like a tool result: its text counts, it carries no directives. */
+function documentText(source: unknown, read: Reader, json: (v: unknown) => void): void {
+  if (!isObject(source)) return;
+  if (source.type === 'text') read(source.data);
+  else if (source.type === 'content') messagesContent(source.content, read, read, json);
+  else if (source.type === 'base64' && source.media_type === PDF_MEDIA_TYPE && typeof source.data === 'string') pdfText(Buffer.from(source.data, 'base64'), read);
+}
+
+/** A simulated PDF page reads as about what the vendor bills for one: 2,300 tokens, 4 characters each. */
+const PDF_PAGE_TEXT = 'page'.repeat(2300);
+
+function pdfText(pdf: Buffer, read: Reader): void {
+  const pages = pdfPagesAtMost(pdf, pdfScanBudget()) ?? 1;
+  for (let i = 0; i < pages; i++) read(PDF_PAGE_TEXT);
+}
+
 function chatContent(content: unknown, prose: Reader): void {
   if (!Array.isArray(content)) return prose(content);
-  for (const part of content) if (isObject(part) && part.type === 'text') prose(part.text);
+  for (const part of content) {
+    if (!isObject(part)) continue;
+    if (part.type === 'text') prose(part.text);
+    else if (part.type === 'file' && typeof part.file?.file_data === 'string' && part.file.file_data.startsWith(`data:${PDF_MEDIA_TYPE}`)) {
+      const pdf = dataUrlBytes(part.file.file_data);
+      if (pdf) pdfText(pdf, prose);
+    }
+  }
 }
 
 function fnv1a(text: string, h: number): number {

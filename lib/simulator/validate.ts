@@ -1,6 +1,7 @@
 // The request checks the real vendors make, with their kind of messages: the gateway's conversions
 // must produce bodies a strict upstream accepts (see the failure modes in shared/conversion.md).
 import { badRequest } from '../errors.js';
+import { dataUrlBytes, parseDataUrl, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE } from '../documents.js';
 import { thinkingSignature } from './answer.js';
 import { outputFormatOf, toolChoiceOf, toolDefinitions, forcesCall } from './request-options.js';
 import { arrayOf, isObject } from './request-text.js';
@@ -61,12 +62,20 @@ export function validateMessagesRequest(b: Record<string, any>, countOnly: boole
         usesTools = true;
         if (resultsDone) invalid(`messages.${i}: \`tool_result\` blocks must come first in the content array`);
         checkToolId(block.tool_use_id, `${at}.tool_use_id`);
-        for (const inner of arrayOf(block.content)) count(inner);
+        arrayOf(block.content).forEach((inner, k) => {
+          count(inner);
+          if (isObject(inner) && inner.type === 'document') checkDocument(inner, `${at}.content.${k}`);
+        });
       } else resultsDone = true;
       if (block.type === 'text' && (typeof block.text !== 'string' || block.text.trim() === '')) {
         invalid(`${at}: text content blocks must contain non-whitespace text`);
       } else if (block.type === 'image' && block.source?.type === 'base64' && !IMAGE_TYPES.has(block.source.media_type)) {
         invalid(`${at}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
+      } else if (block.type === 'image' && block.source?.type === 'file' && (typeof block.source.file_id !== 'string' || block.source.file_id === '')) {
+        invalid(`${at}.source.file.file_id: Field required`);
+      } else if (block.type === 'document') {
+        if (msg.role !== 'user') invalid(`${at}: document blocks are only allowed in user messages`);
+        checkDocument(block, at);
       } else if (block.type === 'tool_use') {
         usesTools = true;
         checkToolId(block.id, `${at}.id`);
@@ -96,6 +105,32 @@ function checkMessagesAnswerOptions(b: Record<string, any>): void {
   if (format !== undefined && format !== null) {
     if (!isObject(format) || format.type !== 'json_schema') invalid("output_config.format.type: Input should be 'json_schema'");
     if (!isObject((format as Record<string, any>).schema)) invalid('output_config.format.schema: Field required');
+  }
+}
+
+/** A document block's source, as the vendor checks it: PDFs as base64 or URL, plain text, blocks, or an uploaded file. */
+function checkDocument(block: Record<string, any>, at: string): void {
+  const source = block.source;
+  switch (source?.type) {
+    case 'base64':
+      if (source.media_type !== PDF_MEDIA_TYPE) invalid(`${at}.source.base64.media_type: Input should be 'application/pdf'`);
+      if (typeof source.data !== 'string' || !Buffer.from(source.data, 'base64').subarray(0, 1024).includes('%PDF-')) invalid('The PDF specified was not valid.');
+      break;
+    case 'text':
+      if (source.media_type !== TEXT_MEDIA_TYPE) invalid(`${at}.source.text.media_type: Input should be 'text/plain'`);
+      if (typeof source.data !== 'string') invalid(`${at}.source.text.data: Input should be a valid string`);
+      break;
+    case 'url':
+      if (typeof source.url !== 'string' || !/^https?:\/\//.test(source.url)) invalid(`${at}.source.url.url: Input should be a valid URL`);
+      break;
+    case 'content':
+      if (typeof source.content !== 'string' && !Array.isArray(source.content)) invalid(`${at}.source.content.content: Field required`);
+      break;
+    case 'file':
+      if (typeof source.file_id !== 'string' || source.file_id === '') invalid(`${at}.source.file.file_id: Field required`);
+      break;
+    default:
+      invalid(`${at}.source: Input tag '${String(source?.type)}' found using 'type' does not match any of the expected tags: 'base64', 'content', 'file', 'text', 'url'`);
   }
 }
 
@@ -165,6 +200,7 @@ export function validateChatRequest(b: Record<string, any>): void {
       return;
     }
     if (pending.size > 0) unanswered(pending, pendingFrom);
+    arrayOf(msg.content).forEach((part, k) => checkChatPart(part, msg.role, `messages[${i}].content[${k}]`));
     arrayOf(msg.tool_calls).forEach((call, k) => {
       if (!isObject(call) || typeof call.id !== 'string' || !isObject(call.function) || typeof call.function.name !== 'string') {
         invalid(`Missing required parameter: 'messages[${i}].tool_calls[${k}]'.`, `messages[${i}].tool_calls[${k}]`);
@@ -247,6 +283,22 @@ function strictSchemaProblem(root: unknown): string | undefined {
     return undefined;
   };
   return walk(root, []);
+}
+
+/** Images and files go in user messages only; a file is an uploaded file's id, or its data (a base64 data URL) with a file name. */
+function checkChatPart(part: unknown, role: string, at: string): void {
+  if (!isObject(part) || (part.type !== 'file' && part.type !== 'image_url')) return;
+  if (role !== 'user') invalid(`Invalid value: '${part.type}'. Supported values are: 'text'${role === 'assistant' ? " and 'refusal'" : ''}.`, `${at}.type`);
+  if (part.type !== 'file') return;
+  const file = part.file;
+  if (!isObject(file)) invalid(`Missing required parameter: '${at}.file'.`, `${at}.file`);
+  if (typeof file.file_id === 'string') return;
+  if (typeof file.file_data !== 'string' || typeof file.filename !== 'string') invalid(`Missing required parameter: '${at}.file.file_id'.`, `${at}.file.file_id`);
+  const url = parseDataUrl(file.file_data);
+  if (!url?.base64) invalid(`Invalid '${at}.file.file_data': expected a base64-encoded data URL.`, `${at}.file.file_data`);
+  if (url!.mediaType === PDF_MEDIA_TYPE && !dataUrlBytes(file.file_data)!.subarray(0, 1024).includes('%PDF-')) {
+    invalid(`Invalid '${at}.file.file_data': the file is not a valid PDF.`, `${at}.file.file_data`);
+  }
 }
 
 function unanswered(pending: Set<string>, at: number): never {

@@ -1,6 +1,7 @@
 // Request conversion: a chat-completions body → a messages-format body for a messages upstream.
 // Pure: builds fresh objects and never mutates the client's body (failover reuses it).
 import { badRequest } from '../../lib/errors.js';
+import { parseDataUrl, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE } from '../../lib/documents.js';
 import { imageSourceOf, parseToolArguments, sanitizeToolId, thinkingBudgetOf } from './shared.js';
 
 export interface ChatToMessagesOptions {
@@ -141,9 +142,34 @@ function userBlocks(content: unknown, param: string): Block[] {
       const b: Block = { type: 'image', source: imageSourceOf(url, `${param}[${k}].image_url.url`) };
       if (p.cache_control) b.cache_control = p.cache_control;
       out.push(b);
-    } else pushTextPart(out, p, `${param}[${k}]`);
+    } else if (p?.type === 'file') out.push(documentBlock(p, `${param}[${k}]`));
+    else pushTextPart(out, p, `${param}[${k}]`);
   });
   return out;
+}
+
+/**
+ * A chat file part → a document block: a PDF as base64, a text file as a text document; the file
+ * name becomes the title. A file id names a file stored at the chat vendor, which a messages-format
+ * provider cannot read (offer-pick sends those to chat-format offers only).
+ */
+function documentBlock(p: any, param: string): Block {
+  const data = p.file?.file_data;
+  if (typeof data !== 'string') {
+    throw badRequest('unsupported_document', "A file given by file_id cannot be sent to this model's messages-format provider; send its content as file_data.", `${param}.file`);
+  }
+  const url = parseDataUrl(data);
+  const base64 = url?.base64 ? data.slice(url.dataAt) : undefined;
+  let source: Block;
+  if (base64 !== undefined && url!.mediaType === PDF_MEDIA_TYPE) source = { type: 'base64', media_type: PDF_MEDIA_TYPE, data: base64 };
+  else if (base64 !== undefined && url!.mediaType === TEXT_MEDIA_TYPE) source = { type: 'text', media_type: TEXT_MEDIA_TYPE, data: Buffer.from(base64, 'base64').toString('utf8') };
+  else {
+    throw badRequest('unsupported_document', 'file_data must be a base64 data URL of a PDF (data:application/pdf;base64,…) or of plain text to be sent to this model\'s messages-format provider.', `${param}.file.file_data`);
+  }
+  const b: Block = { type: 'document', source };
+  if (typeof p.file.filename === 'string' && p.file.filename !== '') b.title = p.file.filename;
+  if (p.cache_control) b.cache_control = p.cache_control;
+  return b;
 }
 
 /** Reasoning first (signed thinking and redacted thinking, unchanged), then text, then tool calls. */

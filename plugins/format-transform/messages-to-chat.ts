@@ -1,6 +1,7 @@
 // Request conversion: a messages-format body → a chat-completions body for a chat upstream.
 // Pure: builds fresh objects and never mutates the client's body (failover reuses it).
 import { badRequest } from '../../lib/errors.js';
+import { PDF_MEDIA_TYPE } from '../../lib/documents.js';
 import { effortOfBudget, imageUrlOf } from './shared.js';
 
 export interface MessagesToChatOptions {
@@ -110,9 +111,41 @@ function imagePart(b: any, param: string): Part {
 }
 
 /**
+ * A document → chat parts: a base64 PDF becomes a file part (its title the file name), a text
+ * document or a document of blocks its text and image parts, led by the title; the document's
+ * context goes first. Citations have no chat counterpart. A document given by URL or by file id
+ * cannot be carried (offer-pick sends those to messages-format offers only).
+ */
+function documentParts(b: any, param: string): Part[] {
+  const source = b.source;
+  const title = typeof b.title === 'string' && b.title !== '' ? b.title : undefined;
+  const parts: Part[] = typeof b.context === 'string' && b.context !== '' ? [{ type: 'text', text: b.context }] : [];
+  if (source?.type === 'base64' && source.media_type === PDF_MEDIA_TYPE) {
+    parts.push({ type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:${PDF_MEDIA_TYPE};base64,${source.data}` } });
+  } else if (source?.type === 'text' || source?.type === 'content') {
+    if (title) parts.push({ type: 'text', text: title });
+    const content = source.type === 'text' ? source.data : source.content;
+    const at = `${param}.source.${source.type === 'text' ? 'data' : 'content'}`;
+    if (!Array.isArray(content)) parts.push(...textParts(content, at));
+    else {
+      content.forEach((c: any, n: number) => {
+        if (c?.type === 'image') parts.push(imagePart(c, `${at}[${n}]`));
+        else pushTextBlock(parts, c, `${at}[${n}]`);
+      });
+    }
+  } else {
+    const what = source?.type === 'base64' ? `of type ${String(source.media_type)}` : `given by ${source?.type === 'url' ? 'URL' : 'file id'}`;
+    throw badRequest('unsupported_document', `A document ${what} cannot be sent to this model's chat-format provider; send a PDF or a text as data.`, `${param}.source`);
+  }
+  const last = parts[parts.length - 1];
+  if (b.cache_control && last) last.cache_control = b.cache_control;
+  return parts;
+}
+
+/**
  * A user turn: its tool results become `tool` messages first (they must follow the assistant's
- * tool_calls), then the rest as one user message. Images inside tool results, which chat tool
- * messages cannot carry, join that user message.
+ * tool_calls), then the rest as one user message. Images and documents inside tool results, which
+ * chat tool messages cannot carry, join that user message.
  */
 function pushUser(messages: ChatMessage[], content: unknown, param: string): void {
   if (!Array.isArray(content)) {
@@ -130,6 +163,9 @@ function pushUser(messages: ChatMessage[], content: unknown, param: string): voi
       case 'image':
         parts.push(imagePart(b, p));
         break;
+      case 'document':
+        parts.push(...documentParts(b, p));
+        break;
       case 'tool_result': {
         const text: Part[] = [];
         if (typeof b.content === 'string') {
@@ -137,6 +173,7 @@ function pushUser(messages: ChatMessage[], content: unknown, param: string): voi
         } else if (Array.isArray(b.content)) {
           b.content.forEach((c: any, n: number) => {
             if (c?.type === 'image') parts.push(imagePart(c, `${p}.content[${n}]`));
+            else if (c?.type === 'document') parts.push(...documentParts(c, `${p}.content[${n}]`));
             else pushTextBlock(text, c, `${p}.content[${n}]`);
           });
         }

@@ -2,6 +2,7 @@
 // images, reasoning effort and tool arguments. See /work/shared/conversion.md.
 import { randomUUID } from 'node:crypto';
 import { badRequest } from '../../lib/errors.js';
+import { parseDataUrl } from '../../lib/documents.js';
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
@@ -91,19 +92,16 @@ export function parseToolArguments(args: unknown): Record<string, unknown> | und
 
 const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
-const DATA_URL = /^data:([^;,]+)((?:;[^;,]*)*?);base64,/i;
-
 /** A chat image URL → a messages image source: data URLs become base64, http(s) URLs stay URLs. */
 export function imageSourceOf(url: string, param: string): Record<string, string> {
   if (!url.startsWith('data:')) return { type: 'url', url };
-  const m = DATA_URL.exec(url);
-  if (!m) throw badRequest('invalid_image', 'Image data URLs must be base64-encoded.', param);
-  let mediaType = m[1].toLowerCase();
-  if (mediaType === 'image/jpg') mediaType = 'image/jpeg';
+  const d = parseDataUrl(url);
+  if (!d?.base64) throw badRequest('invalid_image', 'Image data URLs must be base64-encoded.', param);
+  const mediaType = d.mediaType === 'image/jpg' ? 'image/jpeg' : d.mediaType;
   if (!IMAGE_MEDIA_TYPES.has(mediaType)) {
     throw badRequest('unsupported_image_type', `Image type ${mediaType} is not supported; use jpeg, png, gif or webp.`, param);
   }
-  return { type: 'base64', media_type: mediaType, data: url.slice(m[0].length) };
+  return { type: 'base64', media_type: mediaType, data: url.slice(d.dataAt) };
 }
 
 /** A messages image source → a chat image URL. */

@@ -7,8 +7,8 @@ import type { Plugin, PluginEnv, UpstreamRequest } from '../../lib/plugin.js';
 import type { Feature, Offer, RequestContext } from '../../lib/context.js';
 import { GatewayError, badRequest, notFound, unavailable } from '../../lib/errors.js';
 import { modelRefusal, usableOffers, withinPriceCap } from '../../lib/permissions.js';
-import { estimateInputTokens } from '../../lib/tokens.js';
-import { detectFeatures, FEATURE_NAMES } from './features.js';
+import { estimateInput } from '../../lib/tokens.js';
+import { detectFeatures, FEATURE_NAMES, findMedia } from './features.js';
 import { betaMatches, declares, parseBetas, requestExtras, type Allowance, type RequestExtras } from './extras.js';
 import { listModels, retrieveModel, type ModelCatalog } from './models-list.js';
 import { modelIndex } from './model-index.js';
@@ -88,14 +88,20 @@ export default function offerPick(env: PluginEnv): Plugin {
         );
       }
 
-      ctx.features = detectFeatures(ctx.body, ctx.clientFormat);
+      const media = findMedia(ctx.body);
+      ctx.features = detectFeatures(ctx.body, ctx.clientFormat, media);
       const extras = requestExtras(ctx.body, ctx.clientFormat, clientBetas(ctx));
       if (extras.billable.length > 0 || extras.unknownFields.length > 0 || extras.gatewayFields.length > 0 || extras.neutralBetas.length > 0)
         ctx.state[EXTRAS] = extras;
       const explicit = explicitOutputBudget(ctx);
       // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
       const requested = explicit ?? model.max_output_tokens;
-      const input = estimateInputTokens(ctx.body, ctx.clientFormat);
+      const seen = estimateInput(ctx.body, ctx.clientFormat);
+      // A document the gateway cannot size may fill what the context window leaves: the hold assumes
+      // it does (an inference request's input never exceeds that). A token count holds nothing.
+      const input = seen.unseenDocuments > 0 && ctx.route !== 'count_tokens'
+        ? Math.max(seen.tokens, model.context_window - requested)
+        : seen.tokens;
       ctx.estimatedInputTokens = input;
       // The context rule is for inference requests: a token count produces no output.
       if (ctx.route !== 'count_tokens' && input + requested > model.context_window)
@@ -105,10 +111,21 @@ export default function offerPick(env: PluginEnv): Plugin {
           budgetParam(ctx),
         );
 
-      const featureless = offers.filter((o) => missingFeature(o, ctx.features) === undefined);
-      if (featureless.length === 0) {
+      const capable = offers.filter((o) => missingFeature(o, ctx.features) === undefined);
+      if (capable.length === 0) {
         const f = missingFeature(offers[0], ctx.features)!;
-        throw badRequest('feature_not_supported', `No offer of model ${modelId} supports ${FEATURE_NAMES[f]}; remove it from the request.`, f === 'tools' ? 'tools' : null);
+        const param = f === 'tools' ? 'tools' : f === 'documents' ? media.document! : f === 'images' ? media.image! : null;
+        throw badRequest('feature_not_supported', `No offer of model ${modelId} supports ${FEATURE_NAMES[f]}; remove it from the request.`, param);
+      }
+      // A part the other format cannot express (a document by URL or file id) goes to same-format offers only.
+      const bound = media.formatBound;
+      const featureless = bound ? capable.filter((o) => o.provider.format === ctx.clientFormat) : capable;
+      if (featureless.length === 0) {
+        throw badRequest(
+          'feature_not_supported',
+          `No offer of model ${modelId} can take ${bound!.what} (${bound!.param}): its offers speak the ${ctx.clientFormat === 'chat' ? 'messages' : 'chat'} format, which cannot carry it; send the document's content as base64 data instead.`,
+          bound!.param,
+        );
       }
       // Whatever the upstream would bill beyond the offer's prices must be declared by the offer.
       const undeclared = (o: Offer) => extras.billable.find((e) => !declares(allowanceOf(o), e));

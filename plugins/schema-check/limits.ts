@@ -8,7 +8,7 @@ import { GatewayError } from '../../lib/errors.js';
 /** 4× the 128 tools the chat-completions vendor accepts. */
 export const MAX_TOOLS = 512;
 export const MAX_MESSAGES = 10_000;
-/** Content parts or blocks in all: message contents, the system blocks and tool results' contents. */
+/** Content parts or blocks in all: message contents, the system blocks, tool results' contents and documents' blocks. */
 export const MAX_CONTENT_PARTS = 10_000;
 
 /** The 400 for the first limit the body exceeds (the OpenAI code for an array that is too long). */
@@ -19,10 +19,18 @@ export function checkCounts(body: Record<string, any>): void {
   if (messages.length > MAX_MESSAGES) throw tooMany('messages', MAX_MESSAGES, 'messages', messages.length);
   let parts = 0;
   let crossedAt: string | undefined;
-  const add = (content: unknown, field: string) => {
+  // A tool result's blocks, a document's blocks (source.content) and a tool result's documents' blocks.
+  const count = (content: unknown, nested: number): void => {
     if (!Array.isArray(content)) return;
     parts += content.length;
-    for (const part of content) if (Array.isArray(part?.content)) parts += part.content.length; // a tool result's blocks
+    if (nested === 0) return;
+    for (const part of content) {
+      count(part?.content, nested - 1);
+      count(part?.source?.content, nested - 1);
+    }
+  };
+  const add = (content: unknown, field: string) => {
+    count(content, 2);
     if (parts > MAX_CONTENT_PARTS) crossedAt ??= field;
   };
   add(body.system, 'system');

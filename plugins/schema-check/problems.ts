@@ -42,12 +42,14 @@ export function summarize(problems: readonly ValidationProblem[]): string {
 /**
  * Drops noise: discriminator errors (the tag's `enum` or `required` error says it better); missing
  * or unknown members of an object whose `type` is wrong (it is another kind of object: fixing the
- * type comes first); and for anyOf the branches whose JSON type does not even fit the value, keeping
- * the errors of the branch the client meant.
+ * type comes first); for anyOf the branches whose JSON type does not even fit the value, keeping
+ * the errors of the branch the client meant; and an anyOf of one-member requirements ({required: [a]}
+ * or {required: [b]}) missing every member becomes one "must have a or b".
  */
 function specificErrors(errors: readonly ErrorObject[]): ErrorObject[] {
   const dropped = new Set<ErrorObject>();
   const typeUnions = new Map<ErrorObject, string[]>();
+  const alternatives = new Map<ErrorObject, string[]>();
   const wrongKind = new Set<string>();
   for (const error of errors) {
     if (error.keyword === 'const' && error.instancePath.endsWith('/type')) wrongKind.add(error.instancePath.slice(0, -5));
@@ -70,7 +72,12 @@ function specificErrors(errors: readonly ErrorObject[]): ErrorObject[] {
     const wrongType = (branch: string, list: ErrorObject[]) =>
       list.find((e) => e.keyword === 'type' && e.instancePath === error.instancePath && e.schemaPath === `${prefix}${branch}/type`);
     const mismatched = [...branches].filter(([branch, list]) => wrongType(branch, list));
-    if (mismatched.length < branches.size) {
+    const missing = [...branches.values()].map((list) => (list.length === 1 && list[0].keyword === 'required' && list[0].instancePath === error.instancePath ? list[0].params.missingProperty : undefined));
+    if (missing.length > 1 && missing.every((m) => m !== undefined)) {
+      // Each branch asks for one member ({required: [a]} or {required: [b]}): one "must have a or b".
+      for (const list of branches.values()) for (const e of list) dropped.add(e);
+      alternatives.set(error, missing);
+    } else if (mismatched.length < branches.size) {
       dropped.add(error);
       for (const [, list] of mismatched) for (const e of list) dropped.add(e);
     } else {
@@ -81,7 +88,11 @@ function specificErrors(errors: readonly ErrorObject[]): ErrorObject[] {
   }
   return errors
     .filter((e) => !dropped.has(e))
-    .map((e) => (typeUnions.has(e) ? { ...e, keyword: 'type', params: { type: typeUnions.get(e)!.join(',') } } : e));
+    .map((e) =>
+      typeUnions.has(e) ? { ...e, keyword: 'type', params: { type: typeUnions.get(e)!.join(',') } }
+      : alternatives.has(e) ? { ...e, keyword: 'required', params: { alternatives: alternatives.get(e) } }
+      : e,
+    );
 }
 
 const isWithin = (pointer: string, parent: string) => pointer === parent || pointer.startsWith(`${parent}/`);
@@ -94,8 +105,11 @@ function describe(error: ErrorObject, body: unknown): ValidationProblem {
   let message: string;
   switch (error.keyword) {
     case 'required':
-      segments.push(params.missingProperty);
-      message = 'is required';
+      if (params.alternatives) message = `must have ${listOf(params.alternatives, 'or')}`;
+      else {
+        segments.push(params.missingProperty);
+        message = 'is required';
+      }
       break;
     case 'additionalProperties': {
       segments.push(params.additionalProperty);

@@ -6,8 +6,12 @@
 //   `enum` on the tag lists what is allowed;
 // - the few anyOf that remain have inline branches (error pruning reads their schema paths);
 // - a `description` on a const/enum is appended to its error as the hint of what is allowed.
-// Objects accept unknown members only where the spec says so (top level, messages, content parts
-// and blocks); the other objects have a fixed member list.
+// Objects accept unknown members (vendors add fields every few months, and a gateway that refuses
+// them breaks every new client release): forwarded to a same-format upstream, dropped by format
+// conversion, which builds its own objects. What stays strict: the fields the chat parser rejects
+// (spec section 4 rule 5, `rejected`), the tags that say which kinds are supported (function tools
+// only, the known content part and block types), and cache_control, whose members set the price
+// (a member the gateway does not know could change what the upstream bills for the write).
 
 export type Schema = Record<string, unknown>;
 
@@ -68,25 +72,37 @@ defs.ChatTextPart = object({ type: { const: 'text' }, text: string, cache_contro
 defs.ChatImagePart = object(
   {
     type: { const: 'image_url' },
-    image_url: object({ url: nonEmptyString, detail: { enum: ['auto', 'low', 'high'] } }, ['url'], false),
+    image_url: object({ url: nonEmptyString, detail: { enum: ['auto', 'low', 'high'] } }, ['url'], true),
   },
   ['type', 'image_url'],
   true,
 );
-defs.ChatContentPart = tagged('type', ['ChatTextPart', 'ChatImagePart']);
+/** A file (a PDF, as openai's ChatCompletionContentPart.File): its data as a data URL, or the vendor's id of an uploaded file. */
+defs.ChatFilePart = object(
+  {
+    type: { const: 'file' },
+    file: {
+      ...object({ file_data: nonEmptyString, file_id: nonEmptyString, filename: string }, [], true),
+      anyOf: [{ required: ['file_data'] }, { required: ['file_id'] }],
+    },
+  },
+  ['type', 'file'],
+  true,
+);
+defs.ChatContentPart = tagged('type', ['ChatTextPart', 'ChatImagePart', 'ChatFilePart']);
 defs.ChatInstructionTextPart = textOnly('ChatTextPart', 'System and developer messages take text parts only.');
 
 defs.ChatToolCall = object(
   {
     id: nonEmptyString,
     type: { const: 'function' },
-    function: object({ name: nonEmptyString, arguments: string }, ['name', 'arguments'], false),
+    function: object({ name: nonEmptyString, arguments: string }, ['name', 'arguments'], true),
   },
   ['id', 'type', 'function'],
-  false,
+  true,
 );
-defs.ChatThinkingDetail = object({ type: { const: 'thinking' }, thinking: string, signature: string }, ['type', 'thinking'], false);
-defs.ChatRedactedThinkingDetail = object({ type: { const: 'redacted_thinking' }, data: string }, ['type', 'data'], false);
+defs.ChatThinkingDetail = object({ type: { const: 'thinking' }, thinking: string, signature: string }, ['type', 'thinking'], true);
+defs.ChatRedactedThinkingDetail = object({ type: { const: 'redacted_thinking' }, data: string }, ['type', 'data'], true);
 defs.ChatReasoningDetail = tagged('type', ['ChatThinkingDetail', 'ChatRedactedThinkingDetail']);
 
 /** Members every chat message may carry; `content` differs by role. */
@@ -97,7 +113,7 @@ function chatMessage(roles: string[], contentPart: string): Schema {
       content: { type: ['string', 'array', 'null'], items: ref(contentPart) },
       tool_call_id: string,
       tool_calls: { type: 'array', items: ref('ChatToolCall') },
-      function_call: object({ name: nonEmptyString, arguments: string }, ['name', 'arguments'], false),
+      function_call: object({ name: nonEmptyString, arguments: string }, ['name', 'arguments'], true),
       reasoning_content: { type: ['string', 'null'] },
       reasoning_details: { type: 'array', items: ref('ChatReasoningDetail') },
       audio: rejected,
@@ -116,28 +132,28 @@ defs.ChatTool = object(
     function: object(
       { name: nonEmptyString, description: string, parameters: { type: 'object', default: {} }, strict: boolean },
       ['name'],
-      false,
+      true,
     ),
   },
   ['type', 'function'],
-  false,
+  true,
 );
 defs.ChatToolChoice = {
   anyOf: [
     { type: 'string', enum: ['auto', 'none', 'required'] },
-    object({ type: { const: 'function' }, function: object({ name: nonEmptyString }, ['name'], false) }, ['type', 'function'], false),
+    object({ type: { const: 'function' }, function: object({ name: nonEmptyString }, ['name'], true) }, ['type', 'function'], true),
   ],
 };
 
-defs.TextResponseFormat = object({ type: { const: 'text' } }, ['type'], false);
-defs.JsonObjectResponseFormat = object({ type: { const: 'json_object' } }, ['type'], false);
+defs.TextResponseFormat = object({ type: { const: 'text' } }, ['type'], true);
+defs.JsonObjectResponseFormat = object({ type: { const: 'json_object' } }, ['type'], true);
 defs.JsonSchemaResponseFormat = object(
   {
     type: { const: 'json_schema' },
-    json_schema: object({ name: nonEmptyString, description: string, schema: anyObject, strict: boolean }, ['name', 'schema'], false),
+    json_schema: object({ name: nonEmptyString, description: string, schema: anyObject, strict: boolean }, ['name', 'schema'], true),
   },
   ['type', 'json_schema'],
-  false,
+  true,
 );
 defs.ChatResponseFormat = tagged('type', ['TextResponseFormat', 'JsonObjectResponseFormat', 'JsonSchemaResponseFormat']);
 
@@ -151,7 +167,7 @@ const chatRequest = object(
     top_p: fraction,
     stop: { type: ['string', 'array', 'null'], items: string },
     stream: boolean,
-    stream_options: { type: ['object', 'null'], properties: { include_usage: boolean, include_obfuscation: boolean }, additionalProperties: false },
+    stream_options: { type: ['object', 'null'], properties: { include_usage: boolean, include_obfuscation: boolean } },
     tools: { type: 'array', items: ref('ChatTool') },
     tool_choice: ref('ChatToolChoice'),
     parallel_tool_calls: boolean,
@@ -172,10 +188,34 @@ const chatRequest = object(
 // --- Messages (spec 2.3) ---
 
 defs.TextBlock = object({ type: { const: 'text' }, text: string, cache_control: ref('CacheControl') }, ['type', 'text'], true);
-defs.Base64ImageSource = object({ type: { const: 'base64' }, media_type: nonEmptyString, data: string }, ['type', 'media_type', 'data'], false);
-defs.UrlImageSource = object({ type: { const: 'url' }, url: nonEmptyString }, ['type', 'url'], false);
-defs.ImageSource = tagged('type', ['Base64ImageSource', 'UrlImageSource']);
+// Sources of images and documents. The media types the vendor takes are its to check: it adds some now and then.
+defs.Base64Source = object({ type: { const: 'base64' }, media_type: nonEmptyString, data: string }, ['type', 'media_type', 'data'], true);
+defs.UrlSource = object({ type: { const: 'url' }, url: nonEmptyString }, ['type', 'url'], true);
+/** A file uploaded to the vendor beforehand (its Files API), named by the vendor's id. */
+defs.FileSource = object({ type: { const: 'file' }, file_id: nonEmptyString }, ['type', 'file_id'], true);
+defs.PlainTextSource = object({ type: { const: 'text' }, media_type: nonEmptyString, data: string }, ['type', 'media_type', 'data'], true);
+defs.ImageSource = tagged('type', ['Base64Source', 'UrlSource', 'FileSource']);
 defs.ImageBlock = object({ type: { const: 'image' }, source: ref('ImageSource') }, ['type', 'source'], true);
+/** A document made of text and image blocks (citable block by block). */
+defs.ContentSource = object(
+  { type: { const: 'content' }, content: { type: ['string', 'array'], items: ref('DocumentContentBlock') } },
+  ['type', 'content'],
+  true,
+);
+defs.DocumentContentBlock = tagged('type', ['TextBlock', 'ImageBlock']);
+defs.DocumentSource = tagged('type', ['Base64Source', 'PlainTextSource', 'UrlSource', 'ContentSource', 'FileSource']);
+defs.DocumentBlock = object(
+  {
+    type: { const: 'document' },
+    source: ref('DocumentSource'),
+    title: { type: ['string', 'null'] },
+    context: { type: ['string', 'null'] },
+    citations: { type: ['object', 'null'] },
+    cache_control: ref('CacheControl'),
+  },
+  ['type', 'source'],
+  true,
+);
 defs.ToolUseBlock = object({ type: { const: 'tool_use' }, id: nonEmptyString, name: nonEmptyString, input: {} }, ['type', 'id', 'name', 'input'], true);
 defs.ToolResultBlock = object(
   {
@@ -191,7 +231,7 @@ defs.ThinkingBlock = object({ type: { const: 'thinking' }, thinking: string, sig
 defs.RedactedThinkingBlock = object({ type: { const: 'redacted_thinking' }, data: string }, ['type', 'data'], true);
 defs.ContentBlock = tagged(
   'type',
-  ['TextBlock', 'ImageBlock', 'ToolUseBlock', 'ToolResultBlock', 'ThinkingBlock', 'RedactedThinkingBlock'],
+  ['TextBlock', 'ImageBlock', 'DocumentBlock', 'ToolUseBlock', 'ToolResultBlock', 'ThinkingBlock', 'RedactedThinkingBlock'],
 );
 defs.SystemTextBlock = textOnly('TextBlock', 'System content takes text blocks only.');
 
@@ -205,7 +245,7 @@ defs.SystemMessage = object(
     role: { const: 'system' },
     content: { type: ['string', 'array'], items: ref('SystemTextBlock') },
     clear_at: { enum: ['never', 'next_user_message'] },
-    output_config: object({ effort: { enum: ['low', 'medium', 'high', 'xhigh', 'max'] } }, ['effort'], false),
+    output_config: object({ effort: { enum: ['low', 'medium', 'high', 'xhigh', 'max'] } }, ['effort'], true),
   },
   ['role', 'content'],
   true,
@@ -223,7 +263,7 @@ defs.Tool = object(
     cache_control: { type: ['object', 'null'] },
   },
   ['name'],
-  false,
+  true,
 );
 
 // Message threads (a beta): the gateway holds none; see thread.ts for how each kind is answered.

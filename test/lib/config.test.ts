@@ -95,7 +95,7 @@ t.test('defaults are filled in', async (t) => {
   t.ok(betas!.includes('claude-code') && betas!.includes('prompt-caching'), 'the default beta list');
   t.same(cfg.offers[0].allow, { fields: [], tools: [], betas: [] });
   t.equal(cfg.offers[0].subscription, false);
-  t.same(cfg.offers[0].supports, { tools: true, images: true, reasoning: true, json_schema: true });
+  t.same(cfg.offers[0].supports, { tools: true, images: true, reasoning: true, json_schema: true, documents: true });
 });
 
 t.test('given values win over defaults, partly given sections are completed', async (t) => {
@@ -106,7 +106,7 @@ t.test('given values win over defaults, partly given sections are completed', as
   const cfg = parseConfig(json(c), 'c.json', {});
   t.equal(cfg.server.port, 0);
   t.equal(cfg.server.host, '127.0.0.1');
-  t.same(cfg.offers[0].supports, { tools: true, images: false, reasoning: true, json_schema: true });
+  t.same(cfg.offers[0].supports, { tools: true, images: false, reasoning: true, json_schema: true, documents: true });
   t.same(cfg.plugins, ['offer-pick']);
 });
 

@@ -89,10 +89,10 @@ t.test('resolveOffers groups by model, resolves prices, ceilings and features', 
   t.same(a1.prices, { input: 300, output: 1200, cacheRead: 300, cacheWrite: 300, cacheWrite1h: 600 });
   t.equal(a1.maxOutputTokens, 8000, 'no offer ceiling: the model maximum');
   t.equal(a1.subscription, false);
-  t.same(a1.supports, { tools: true, images: true, reasoning: true, json_schema: true });
+  t.same(a1.supports, { tools: true, images: true, reasoning: true, json_schema: true, documents: true });
   t.equal(a2.maxOutputTokens, 2000, 'the offer ceiling when lower');
   t.equal(a2.subscription, true);
-  t.same(a2.supports, { tools: true, images: false, reasoning: true, json_schema: true });
+  t.same(a2.supports, { tools: true, images: false, reasoning: true, json_schema: true, documents: true });
   const [b1, b2] = byModel.get('m/b')!;
   t.equal(b1.maxOutputTokens, 4000, 'an offer ceiling above the model maximum is capped to it');
   t.equal(b2.provider.id, 'sim-m');

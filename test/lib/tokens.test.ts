@@ -5,7 +5,8 @@
 import t from 'tap';
 import { countTokens as o200k } from 'gpt-tokenizer';
 import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
-import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
+import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInput, estimateInputTokens, PDF_PAGE_TOKENS, pdfFilesScanned } from '../../lib/tokens.js';
+import { buildPdf } from '../helpers/pdf.js';
 
 const SAFETY = 1.25;
 const PER_MESSAGE = 4;
@@ -175,4 +176,79 @@ t.test('a long document past the budget is estimated near its count, not at one 
   const truth = r50k(doc);
   const est = estimateInputTokens({ messages: [{ role: 'user', content: doc }] }, 'messages');
   t.ok(est >= truth && est <= truth * 1.6, `estimate ${est} for ${truth} tokens (${Buffer.byteLength(doc)} bytes)`);
+});
+
+t.test('an image is one by its place as a content block: a tool input saying "image" is text', async (t) => {
+  const input = { type: 'image', caption: LONG };
+  const est = estimateInputTokens({ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input }] }] }, 'messages');
+  t.equal(est, Math.ceil(bpe('f', LONG) * SAFETY) + PER_MESSAGE, 'its text is counted, no image is');
+});
+
+t.test('a PDF costs its pages, never its base64 as text, and uses none of the BPE budget', async (t) => {
+  const pdf = buildPdf({ pages: 12, fanout: 5, objectStream: true });
+  const data = pdf.toString('base64');
+  const text = { type: 'text', text: 'Summarize' };
+  const before = bpeCharsTokenized();
+  const doc = estimateInput({ messages: [{ role: 'user', content: [text, { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }] }] }, 'messages');
+  t.same(doc, { tokens: Math.ceil(bpe('Summarize') * SAFETY) + PER_MESSAGE + 12 * PDF_PAGE_TOKENS, unseenDocuments: 0 });
+  t.ok(bpeCharsTokenized() - before < 100, 'the base64 data was not tokenized');
+  const file = estimateInput({ messages: [{ role: 'user', content: [text, { type: 'file', file: { file_data: `data:application/pdf;base64,${data}` } }] }] }, 'chat');
+  t.same(file, doc, 'a chat file part: the same');
+  const inResult = estimateInput(
+    { messages: [{ role: 'user', content: [text, { type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }] }] }] },
+    'messages',
+  );
+  t.same(inResult, doc, 'inside a tool result: the same');
+  // A large PDF whose base64 would be ~1M tokens of text if it were counted as such.
+  const big = buildPdf({ pages: 3 });
+  const padded = Buffer.concat([big.subarray(0, 9), Buffer.from(`% ${'x'.repeat(800_000)}\n`), big.subarray(9)]);
+  const large = estimateInput({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: padded.toString('base64') } }] }] }, 'messages');
+  t.equal(large.tokens, PER_MESSAGE + 3 * PDF_PAGE_TOKENS, 'its size does not matter, its pages do');
+});
+
+t.test('text documents and documents of blocks are counted as text; title and context too', async (t) => {
+  const est = estimateInputTokens(
+    {
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: LONG }, title: 'Fox', context: 'A pangram' },
+            { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'Block' }, { type: 'image', source: { type: 'url', url: 'https://x' } }] } },
+            { type: 'file', file: { file_data: `data:text/plain;base64,${Buffer.from('Filed words').toString('base64')}`, filename: 'notes.txt' } },
+          ],
+        },
+      ],
+    },
+    'messages',
+  );
+  t.equal(est, Math.ceil(bpe('Fox', 'A pangram', LONG, 'Block', 'notes.txt', 'Filed words') * SAFETY) + PER_MESSAGE + PER_IMAGE);
+});
+
+t.test('documents the gateway cannot size are counted apart (one page each in the tokens)', async (t) => {
+  const content = [
+    { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } },
+    { type: 'document', source: { type: 'file', file_id: 'file_1' } },
+    { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: buildPdf({ pages: 2, encrypt: true }).toString('base64') } },
+    { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: Buffer.from('not a pdf').toString('base64') } },
+    { type: 'file', file: { file_id: 'file-abc' } },
+    { type: 'file', file: { file_data: 'data:application/msword;base64,AAAA', filename: 'a.doc' } },
+  ];
+  const est = estimateInput({ messages: [{ role: 'user', content }] }, 'messages');
+  t.equal(est.unseenDocuments, 6);
+  t.equal(est.tokens, Math.ceil(bpe('a.doc') * SAFETY) + PER_MESSAGE + 6 * PDF_PAGE_TOKENS);
+});
+
+t.test('a PDF resent on the next turn is not counted again; an unreadable one is', async (t) => {
+  const doc = (data: string) => ({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }] }] });
+  const pdf = buildPdf({ pages: 4, padding: 1000 }).toString('base64');
+  const before = pdfFilesScanned();
+  const first = estimateInput(doc(pdf), 'messages');
+  const again = estimateInput(doc(pdf), 'messages');
+  t.same(again, first);
+  t.equal(pdfFilesScanned() - before, 1, 'counted once');
+  const encrypted = buildPdf({ pages: 4, encrypt: true }).toString('base64');
+  estimateInput(doc(encrypted), 'messages');
+  estimateInput(doc(encrypted), 'messages');
+  t.equal(pdfFilesScanned() - before, 3, 'an unreadable file is looked at each time');
 });

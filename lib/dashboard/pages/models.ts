@@ -9,7 +9,7 @@ import { appPage } from '../layout.js';
 import { page, type Route } from '../router.js';
 import { modelUsability } from '../usable.js';
 
-const FEATURES: [keyof Offer['supports'], string][] = [['tools', 'Tools'], ['images', 'Images'], ['reasoning', 'Reasoning'], ['json_schema', 'JSON schema']];
+const FEATURES: [keyof Offer['supports'], string][] = [['tools', 'Tools'], ['images', 'Images'], ['reasoning', 'Reasoning'], ['json_schema', 'JSON schema'], ['documents', 'Documents']];
 
 async function modelsPage(ctx: AccountContext): Promise<void> {
   const routing = await ctx.deps.store.routing.get(ctx.account.id);

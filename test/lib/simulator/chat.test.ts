@@ -3,6 +3,7 @@ import t from 'tap';
 import OpenAI from 'openai';
 import { simulatedInputTokens, startSimulator } from '../../../lib/simulator/index.js';
 import { errorWith } from '../../helpers/error-pattern.js';
+import { pdfBase64 } from '../../helpers/pdf.js';
 
 const KEY = 'sk-upstream-test';
 const sim = await startSimulator({ apiKey: KEY });
@@ -291,4 +292,31 @@ t.test('errors in the chat shape: auth, malformed JSON, missing fields, vendor r
   );
   t.equal(answered.status, 200, 'a complete tool turn is accepted');
   t.equal((await post('{"model":"m","messages":[{"role":"user","content":"<<sim wrods=3>>"}]}')).status, 400, 'a mistyped directive is refused');
+});
+
+t.test('file parts as the vendor takes them: a file id, or data with a file name; user messages only', async (t) => {
+  const post = async (messages: object[]) => {
+    const res = await fetch(sim.url + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const pdf = `data:application/pdf;base64,${pdfBase64({ pages: 2 })}`;
+  const ask = (file: object) => [{ role: 'user', content: [{ type: 'text', text: 'Summarize' }, { type: 'file', file }] }];
+  const ok = await post(ask({ file_data: pdf, filename: 'a.pdf' }));
+  t.equal(ok.status, 200, JSON.stringify(ok.body));
+  const plain = await post([{ role: 'user', content: 'Summarize' }]);
+  t.ok(ok.body.usage.prompt_tokens >= plain.body.usage.prompt_tokens + 2 * 2000, `a 2-page PDF reads as pages (${ok.body.usage.prompt_tokens} prompt tokens)`);
+  t.equal((await post(ask({ file_id: 'file-abc' }))).status, 200, 'an uploaded file by id');
+
+  const rules: [string, object[], string][] = [
+    ['data without a file name', ask({ file_data: pdf }), 'messages[0].content[1].file.file_id'],
+    ['neither data nor id', ask({ filename: 'a.pdf' }), 'messages[0].content[1].file.file_id'],
+    ['data that is not a data URL', ask({ file_data: pdfBase64({ pages: 1 }), filename: 'a.pdf' }), 'messages[0].content[1].file.file_data'],
+    ['a PDF that is not one', ask({ file_data: 'data:application/pdf;base64,aGVsbG8=', filename: 'a.pdf' }), 'messages[0].content[1].file.file_data'],
+    ['a file in a system message', [{ role: 'system', content: [{ type: 'file', file: { file_id: 'f' } }] }, { role: 'user', content: 'x' }], 'messages[0].content[0].type'],
+  ];
+  for (const [name, messages, param] of rules) t.match(await post(messages), { status: 400, body: { error: { type: 'invalid_request_error', param } } }, name);
 });

@@ -4,6 +4,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { SseParser, type SseEvent } from '../../../lib/sse.js';
 import { simulatedInputTokens, startSimulator } from '../../../lib/simulator/index.js';
 import { errorWith } from '../../helpers/error-pattern.js';
+import { pdfBase64 } from '../../helpers/pdf.js';
 
 const KEY = 'sk-upstream-messages';
 const sim = await startSimulator({ apiKey: KEY });
@@ -250,4 +251,42 @@ t.test('errors in the messages shape: auth, version header, malformed JSON, vend
 
   const missing = await fetch(sim.url + '/v1/nothing', { method: 'POST', headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' }, body: '{}' });
   t.equal(missing.status, 404);
+});
+
+t.test('documents as the vendor takes them: PDFs (base64, URL), text, blocks, files; tool definitions with newer fields', async (t) => {
+  const post = async (body: object) => {
+    const res = await fetch(sim.url + '/v1/messages', {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', max_tokens: 5, ...body }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const pdf = { type: 'base64', media_type: 'application/pdf', data: pdfBase64({ pages: 3 }) };
+  const ask = (...blocks: object[]) => ({ messages: [{ role: 'user', content: [...blocks, { type: 'text', text: 'Summarize' }] }] });
+  const ok = await post({
+    ...ask(
+      { type: 'document', source: pdf, title: 'Report', citations: { enabled: true }, cache_control: { type: 'ephemeral' } },
+      { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Plain text' } },
+      { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'A block' }] } },
+      { type: 'document', source: { type: 'file', file_id: 'file_011' } },
+      { type: 'image', source: { type: 'file', file_id: 'file_012' } },
+    ),
+    tools: [{ name: 'now', input_schema: { type: 'object' }, eager_input_streaming: true, defer_loading: false, input_examples: [{}] }],
+  });
+  t.equal(ok.status, 200, JSON.stringify(ok.body));
+  const plain = await post(ask());
+  t.ok(ok.body.usage.input_tokens >= plain.body.usage.input_tokens + 3 * 2000, `a 3-page PDF reads as pages (${ok.body.usage.input_tokens} input tokens)`);
+
+  const rules: [string, object][] = [
+    ['a base64 document that is not a PDF', ask({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'aGVsbG8=' } })],
+    ['a base64 document of another type', ask({ type: 'document', source: { ...pdf, media_type: 'text/csv' } })],
+    ['a text document of another type', ask({ type: 'document', source: { type: 'text', media_type: 'text/html', data: 'x' } })],
+    ['a URL that is not http', ask({ type: 'document', source: { type: 'url', url: 'file:///etc/passwd' } })],
+    ['an unknown source', ask({ type: 'document', source: { type: 'ftp' } })],
+    ['a file without its id', ask({ type: 'document', source: { type: 'file' } })],
+    ['a document in an assistant turn', { messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'document', source: pdf }] }] }],
+  ];
+  for (const [name, body] of rules) t.match(await post(body), { status: 400, body: { type: 'error', error: { type: 'invalid_request_error' } } }, name);
 });

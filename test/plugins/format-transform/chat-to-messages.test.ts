@@ -117,6 +117,43 @@ t.test('tools: parameters → input_schema (default object schema), description 
   t.notOk('tool_choice' in out, 'no tool_choice unless asked');
 });
 
+t.test('tool fields the messages format has no counterpart for are dropped', async (t) => {
+  const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' }, strict: false, some_future_field: 1 }, some_future_field: 2 };
+  t.strictSame(convert({ model: 'm', messages: [user('x')], tools: [tool] }).tools, [{ name: 'f', input_schema: { type: 'object' }, strict: false }]);
+});
+
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Pages /Kids [2 0 R] /Count 1 >> endobj\n2 0 obj << /Type /Page /Parent 1 0 R >> endobj\n%%EOF\n').toString('base64');
+
+t.test('file parts → document blocks: a PDF as base64, a text file as a text document, the file name as title', async (t) => {
+  const cc = { type: 'ephemeral' };
+  const out = convert({ model: 'm', messages: [user([
+    { type: 'text', text: 'Read these' },
+    { type: 'file', file: { file_data: `data:application/pdf;base64,${PDF}`, filename: 'report.pdf' }, cache_control: cc },
+    { type: 'file', file: { file_data: `data:text/plain;base64,${Buffer.from('héllo').toString('base64')}` } },
+  ])] });
+  t.strictSame(out.messages, [{ role: 'user', content: [
+    { type: 'text', text: 'Read these' },
+    { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title: 'report.pdf', cache_control: cc },
+    { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'héllo' } },
+  ] }]);
+});
+
+t.test('a file in a tool message becomes a document inside the tool result', async (t) => {
+  const out = convert({ model: 'm', tools, messages: [
+    user('Fetch'),
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'file', file: { file_data: `data:application/pdf;base64,${PDF}`, filename: 'a.pdf' } }] },
+  ] });
+  t.strictSame(out.messages[2].content, [{ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title: 'a.pdf' }] }]);
+});
+
+t.test('files the messages format cannot take (a chat vendor file id, another type, not a data URL) are a 400 naming them', async (t) => {
+  const err = (file: Record<string, any>) => thrown(() => chatToMessagesRequest({ model: 'm', messages: [user([{ type: 'file', file }])] }, opts));
+  t.strictSame(err({ file_id: 'file-abc' }), { status: 400, param: 'messages[0].content[0].file' });
+  t.strictSame(err({ file_data: 'data:application/msword;base64,AAAA', filename: 'a.doc' }), { status: 400, param: 'messages[0].content[0].file.file_data' });
+  t.strictSame(err({ file_data: PDF, filename: 'a.pdf' }), { status: 400, param: 'messages[0].content[0].file.file_data' });
+});
+
 t.test('tool_choice and parallel_tool_calls', async (t) => {
   const choice = (tool_choice: any, parallel_tool_calls?: boolean) =>
     convert({ model: 'm', messages: [user('x')], tools, tool_choice, parallel_tool_calls }).tool_choice;

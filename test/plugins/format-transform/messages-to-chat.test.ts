@@ -193,14 +193,75 @@ t.test('unsupported blocks are a 400 naming them', async (t) => {
   t.strictSame(
     thrown(() =>
       messagesToChatRequest(
-        { ...base, messages: [user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: {} }] }])] },
+        { ...base, messages: [user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result', source: 'x' }] }])] },
         { stream: false },
       ),
     ),
     { status: 400, param: 'messages[0].content[0].content[0]' },
   );
   t.strictSame(
-    thrown(() => messagesToChatRequest({ ...base, messages: [user([{ type: 'document', source: {} }])] }, { stream: false })),
+    thrown(() => messagesToChatRequest({ ...base, messages: [user([{ type: 'search_result', source: 'x' }])] }, { stream: false })),
     { status: 400, param: 'messages[0].content[0]' },
+  );
+});
+
+t.test('tool fields the chat format has no counterpart for are dropped; strict is kept', async (t) => {
+  const schema = { type: 'object', properties: {}, additionalProperties: false };
+  const tool = { name: 'f', input_schema: schema, strict: true, eager_input_streaming: true, defer_loading: false, input_examples: [{}], cache_control: { type: 'ephemeral' } };
+  t.strictSame(convert({ ...base, tools: [tool], messages: [user('x')] }).tools, [{ type: 'function', function: { name: 'f', parameters: schema, strict: true } }]);
+});
+
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Pages /Kids [2 0 R] /Count 1 >> endobj\n2 0 obj << /Type /Page /Parent 1 0 R >> endobj\n%%EOF\n').toString('base64');
+
+t.test('documents: a PDF → a file part named by its title; text and block documents → their parts; context first', async (t) => {
+  const cc = { type: 'ephemeral' };
+  const out = convert({
+    ...base,
+    messages: [user([
+      { type: 'text', text: 'Summarize these.' },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title: 'Report', context: 'From 2024', citations: { enabled: true }, cache_control: cc },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Plain words.' }, title: 'Notes' },
+      { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'Block one.' }, { type: 'image', source: { type: 'url', url: 'https://x/a.png' } }] } },
+      { type: 'document', source: { type: 'content', content: 'A string of content.' } },
+    ])],
+  });
+  t.strictSame(out.messages, [{ role: 'user', content: [
+    { type: 'text', text: 'Summarize these.' },
+    { type: 'text', text: 'From 2024' },
+    { type: 'file', file: { filename: 'Report', file_data: `data:application/pdf;base64,${PDF}` }, cache_control: cc },
+    { type: 'file', file: { filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF}` } },
+    { type: 'text', text: 'Notes' },
+    { type: 'text', text: 'Plain words.' },
+    { type: 'text', text: 'Block one.' },
+    { type: 'image_url', image_url: { url: 'https://x/a.png' } },
+    { type: 'text', text: 'A string of content.' },
+  ] }]);
+});
+
+t.test('documents in tool results join the user message after the tool messages (tool messages carry text only)', async (t) => {
+  const out = convert({
+    ...base,
+    tools: [{ name: 'fetch', input_schema: { type: 'object' } }],
+    messages: [
+      user('Fetch it'),
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'fetch', input: {} }] },
+      user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Here:' }, { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }] }]),
+    ],
+  });
+  t.strictSame(out.messages.slice(2), [
+    { role: 'tool', tool_call_id: 'toolu_1', content: 'Here:' },
+    { role: 'user', content: [{ type: 'file', file: { filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF}` } }] },
+  ]);
+});
+
+t.test('documents the chat format cannot carry (by URL, by file id, another type) and file images are a 400 naming the source', async (t) => {
+  for (const source of [{ type: 'url', url: 'https://x/a.pdf' }, { type: 'file', file_id: 'file_1' }, { type: 'base64', media_type: 'application/msword', data: 'AAAA' }]) {
+    const err = thrown(() => messagesToChatRequest({ ...base, messages: [user([{ type: 'document', source }])] }, { stream: false }));
+    t.strictSame(err, { status: 400, param: 'messages[0].content[0].source' }, source.type);
+  }
+  t.strictSame(
+    thrown(() => messagesToChatRequest({ ...base, messages: [user([{ type: 'image', source: { type: 'file', file_id: 'f' } }])] }, { stream: false })),
+    { status: 400, param: 'messages[0].content[0].source' },
   );
 });

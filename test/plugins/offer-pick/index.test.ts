@@ -20,6 +20,8 @@ interface OfferSpec {
   max?: number;
   subscription?: boolean;
   supports?: Record<string, boolean>;
+  /** The provider's wire format (default messages). */
+  format?: WireFormat;
 }
 
 const MODELS = [
@@ -33,12 +35,15 @@ const MODELS = [
 function setup(offers: OfferSpec[]) {
   const config = parseConfig(
     JSON.stringify({
-      providers: [{ id: 'p', format: 'messages', base_url: 'https://api.example.com' }],
+      providers: [
+        { id: 'p', format: 'messages', base_url: 'https://api.example.com' },
+        { id: 'c', format: 'chat', base_url: 'https://chat.example.com/v1' },
+      ],
       models: MODELS,
       offers: offers.map((o) => ({
         listing: o.listing,
         model: o.model ?? 'acme/big',
-        provider: 'p',
+        provider: o.format === 'chat' ? 'c' : 'p',
         upstream_model: `up-${o.listing}`,
         price: { input: o.input, output: o.output },
         ...(o.max !== undefined ? { max_output_tokens: o.max } : {}),
@@ -77,6 +82,8 @@ function auth(over: Partial<Omit<AuthInfo, 'routing'>> & { routing?: Partial<Aut
   };
 }
 
+/** A one-page PDF. */
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Pages /Kids [2 0 R] /Count 1 >> endobj\n2 0 obj << /Type /Page /Parent 1 0 R >> endobj\n%%EOF\n').toString('base64');
 const user = (text = 'Hello') => ({ role: 'user', content: text });
 const msgBody = (extra: Record<string, any> = {}) => ({ model: 'acme/big', max_tokens: 100, messages: [user()], ...extra });
 const chatBody = (extra: Record<string, any> = {}) => ({ model: 'acme/big', messages: [user()], ...extra });
@@ -301,10 +308,12 @@ t.test('budgetParam names the field that set the output budget', async (t) => {
 
 t.test('offers lacking a used feature are skipped; none has it → 400 naming it', async (t) => {
   const { plugin } = setup([
-    { listing: 'bare', input: 0.1, output: 0.1, supports: { tools: false, images: false, reasoning: false, json_schema: false } },
+    { listing: 'bare', input: 0.1, output: 0.1, supports: { tools: false, images: false, reasoning: false, json_schema: false, documents: false } },
     { listing: 'full', input: 9, output: 9 },
   ]);
-  const noneSupports = setup([{ listing: 'bare', input: 1, output: 1, supports: { tools: false, images: false, reasoning: false, json_schema: false } }]).plugin;
+  const noneSupports = setup([{ listing: 'bare', input: 1, output: 1, supports: { tools: false, images: false, reasoning: false, json_schema: false, documents: false } }]).plugin;
+  const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } };
+  const file = { type: 'file', file: { file_data: `data:application/pdf;base64,${PDF}`, filename: 'a.pdf' } };
   const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
   const cases: [string, RequestContext, () => RequestContext, string, RegExp, string | null][] = [
     [
@@ -315,7 +324,23 @@ t.test('offers lacking a used feature are skipped; none has it → 400 naming it
       /supports tools/,
       'tools',
     ],
-    ['images', ctxFor(msgBody({ messages: [{ role: 'user', content: [image] }] })), () => ctxFor(msgBody({ messages: [{ role: 'user', content: [image] }] })), 'images', /image input/, null],
+    ['images', ctxFor(msgBody({ messages: [{ role: 'user', content: [image] }] })), () => ctxFor(msgBody({ messages: [{ role: 'user', content: [image] }] })), 'images', /image input/, 'messages[0].content[0]'],
+    [
+      'documents',
+      ctxFor(msgBody({ messages: [{ role: 'user', content: ['x', pdf] }] })),
+      () => ctxFor(msgBody({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Read' }, pdf] }] })),
+      'documents',
+      /^No offer of model acme\/big supports document input \(PDF and text documents, file parts\); remove it from the request\.$/,
+      'messages[0].content[1]',
+    ],
+    [
+      'documents (chat file part)',
+      ctxFor(chatBody({ messages: [{ role: 'user', content: [file] }] }), { route: 'chat' }),
+      () => ctxFor(chatBody({ messages: [{ role: 'user', content: [file] }] }), { route: 'chat' }),
+      'documents',
+      /supports document input/,
+      'messages[0].content[0]',
+    ],
     [
       'reasoning (chat)',
       ctxFor(chatBody({ reasoning_effort: 'high' }), { route: 'chat' }),
@@ -342,6 +367,43 @@ t.test('offers lacking a used feature are skipped; none has it → 400 naming it
   const plainCtx = ctxFor(msgBody());
   t.same(pick(plugin, plainCtx), ['bare', 'full'], 'a request using no feature takes the cheapest');
   t.equal(plainCtx.features.size, 0);
+});
+
+t.test('a document only the client\'s own format can carry (by URL, by file id) goes to same-format offers; none → 400 naming it', async (t) => {
+  const { plugin } = setup([
+    { listing: 'chat-cheap', input: 0.1, output: 0.1, format: 'chat' },
+    { listing: 'msg', input: 9, output: 9 },
+  ]);
+  const byUrl = { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } };
+  t.same(pick(plugin, ctxFor(msgBody({ messages: [{ role: 'user', content: [byUrl] }] }))), ['msg'], 'a PDF by URL: the messages offer only');
+  const inline = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } };
+  t.same(pick(plugin, ctxFor(msgBody({ messages: [{ role: 'user', content: [inline] }] }))), ['chat-cheap', 'msg'], 'a base64 PDF converts: cheapest first');
+  const chatFileId = { type: 'file', file: { file_id: 'file-abc' } };
+  t.same(pick(plugin, ctxFor(chatBody({ messages: [{ role: 'user', content: [chatFileId] }] }), { route: 'chat' })), ['chat-cheap'], 'a chat file id: the chat offer only');
+
+  const chatOnly = setup([{ listing: 'chat', input: 1, output: 1, format: 'chat' }]).plugin;
+  const err = refusal(t, chatOnly, ctxFor(msgBody({ messages: [{ role: 'user', content: ['x', { type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }] }] })));
+  t.match(err, {
+    status: 400,
+    code: 'feature_not_supported',
+    param: 'messages[0].content[1].content[0].source',
+    message: /^No offer of model acme\/big can take a document given by file id \(messages\[0\]\.content\[1\]\.content\[0\]\.source\): its offers speak the chat format, which cannot carry it; send the document's content as base64 data instead\.$/,
+  });
+});
+
+t.test('a document the gateway cannot size is held as filling what the context window leaves (not for a token count)', async (t) => {
+  const { plugin } = setup([{ listing: 'a', input: 1, output: 1 }]);
+  const byUrl = { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } };
+  const ctx = ctxFor(msgBody({ max_tokens: 1000, messages: [{ role: 'user', content: [byUrl] }] }));
+  plugin.onRequest!(ctx);
+  t.equal(ctx.estimatedInputTokens, 100_000 - 1000, 'acme/big: 100,000 tokens of context less the output budget');
+  const inline = ctxFor(msgBody({ max_tokens: 1000, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }] }] }));
+  plugin.onRequest!(inline);
+  t.equal(inline.estimatedInputTokens, estimateInputTokens(inline.body, 'messages'), 'a PDF it can read is held at its pages');
+  t.ok(inline.estimatedInputTokens < 5000);
+  const count = ctxFor({ model: 'acme/big', messages: [{ role: 'user', content: [byUrl] }] }, { route: 'count_tokens' });
+  plugin.onRequest!(count);
+  t.equal(count.estimatedInputTokens, estimateInputTokens(count.body, 'messages'), 'count_tokens: the estimate as it is');
 });
 
 t.test('GET /v1/models, chat shape, filtered by permissions and price cap', async (t) => {

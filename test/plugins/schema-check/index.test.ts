@@ -116,7 +116,7 @@ t.test('a long list of problems is cut short in the message, not in the cause', 
 t.test('one problem per field: no oneOf/anyOf/discriminator noise', async (t) => {
   const validate = createBodyValidator();
   t.same(validate('chat', { model: 'm', messages: [{ role: 'user', content: [{ type: 'audio' }] }] }), [
-    { path: 'messages[0].content[0].type', message: 'must be one of "text" or "image_url" (got "audio")', keyword: 'enum' },
+    { path: 'messages[0].content[0].type', message: 'must be one of "text", "image_url" or "file" (got "audio")', keyword: 'enum' },
   ]);
   t.same(validate('chat', { model: 'm', messages: [{ role: 'user', content: 'x' }], tool_choice: { type: 'function' } }), [
     { path: 'tool_choice.function', message: 'is required', keyword: 'required' },
@@ -128,8 +128,9 @@ t.test('one problem per field: no oneOf/anyOf/discriminator noise', async (t) =>
 
 t.test('field names that are not identifiers are quoted in paths', async (t) => {
   const validate = createBodyValidator();
-  t.same(validate('chat', { model: 'm', messages: [{ role: 'user', content: 'x' }], stream_options: { 'include usage': true } }), [
-    { path: 'stream_options["include usage"]', message: 'is not a known field here (allowed: include_usage, include_obfuscation)', keyword: 'additionalProperties' },
+  const part = { type: 'text', text: 'x', cache_control: { type: 'ephemeral', 'max age': 5 } };
+  t.same(validate('chat', { model: 'm', messages: [{ role: 'user', content: [part] }] }), [
+    { path: 'messages[0].content[0].cache_control["max age"]', message: 'is not a known field here (allowed: type, ttl)', keyword: 'additionalProperties' },
   ]);
 });
 
@@ -175,7 +176,7 @@ t.test('a huge body still gets the specific problem for tags and branches', asyn
   const validate = createBodyValidator();
   const filler = Array.from({ length: 3000 }, () => ({ role: 'user', content: 'x' }));
   t.same(validate('chat', { model: 'm', messages: [...filler, { role: 'user', content: [{ type: 'audio' }] }] }), [
-    { path: 'messages[3000].content[0].type', message: 'must be one of "text" or "image_url" (got "audio")', keyword: 'enum' },
+    { path: 'messages[3000].content[0].type', message: 'must be one of "text", "image_url" or "file" (got "audio")', keyword: 'enum' },
   ]);
   t.same(validate('chat', { model: 'm', messages: [...filler, { content: 'x' }] }), [
     { path: 'messages[3000].role', message: 'is required', keyword: 'required' },

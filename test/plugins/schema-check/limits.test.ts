@@ -81,3 +81,16 @@ t.test('jsonValuesAtLeast stops counting past its bound', async (t) => {
   t.equal(jsonValuesAtLeast(raw, 1e9), 1 + 1000 + 999 + 1000, 'the outer array, 1000 inner arrays, the commas between them and in them');
   t.equal(jsonValuesAtLeast(raw, 10), 11);
 });
+
+t.test("messages: documents' blocks count as content parts, in messages and in tool results", async (t) => {
+  const doc = (n: number) => ({ type: 'document', source: { type: 'content', content: parts(n) } });
+  // One document block plus its blocks.
+  const at = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: [doc(MAX_CONTENT_PARTS - 1)] }] };
+  t.equal(await check(fakeCtx('messages', at)), undefined, 'at the limit: accepted');
+  const r = await refusal(t, 'messages', { ...at, messages: [{ role: 'user', content: [doc(MAX_CONTENT_PARTS)] }] });
+  t.match(r?.wire.error.message, `messages[0].content: at most ${MAX_CONTENT_PARTS} content parts per request (got ${MAX_CONTENT_PARTS + 1}).`);
+  // A tool result, its document, and the document's blocks.
+  const inResult = { type: 'tool_result', tool_use_id: 't', content: [doc(MAX_CONTENT_PARTS - 1)] };
+  const nested = await refusal(t, 'messages', { ...at, messages: [{ role: 'user', content: [inResult] }] });
+  t.match(nested?.wire.error.message, `(got ${MAX_CONTENT_PARTS + 1})`);
+});

@@ -73,6 +73,25 @@ const validChat: [string, Body][] = [
     { role: 'assistant', content: 'ok', function_call: { name: 'f', arguments: '' }, reasoning_content: null },
   )],
   ['cache_control ttl 5m', withPart({ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '5m' } })],
+  // Vendors add fields to nested objects every few months: accepted (forwarded same-format, dropped by conversion).
+  ['members the gateway does not know, in nested objects', chat({
+    stream: true,
+    stream_options: { include_usage: true, some_future_option: 1 },
+    tools: [{ type: 'function', function: { name: 'f', strict: true, some_future_field: { a: 1 } }, some_future_field: true }],
+    tool_choice: { type: 'function', function: { name: 'f', extra: 1 }, extra: 1 },
+    response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' }, description: 'An answer' } },
+    messages: [
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/a.png', some_future_field: 1 } }] },
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}', extra: 1 }, extra: 1 }],
+        reasoning_details: [{ type: 'thinking', thinking: 'h', signature: 's', format: 'anthropic-claude-v1', index: 0 }],
+      },
+      { role: 'tool', tool_call_id: 'c', content: 'ok' },
+    ],
+  })],
+  ['file parts: data with a name, an uploaded file id', withPart({ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } })],
+  ['a file part given by id', withPart({ type: 'file', file: { file_id: 'file-abc' } })],
 ];
 
 const invalidChat: Invalid[] = [
@@ -92,7 +111,6 @@ const invalidChat: Invalid[] = [
   { name: 'stop a number', body: chat({ stop: 5 }), param: 'stop', message: /must be a string, an array or null/ },
   { name: 'stop with a number item', body: chat({ stop: ['a', 1] }), param: 'stop[1]', message: /must be a string/ },
   { name: 'stream a string', body: chat({ stream: 'yes' }), param: 'stream', message: /must be a boolean/ },
-  { name: 'stream_options unknown member', body: chat({ stream_options: { usage: true } }), param: 'stream_options.usage', message: /not a known field here \(allowed: include_usage, include_obfuscation\)/, code: 'unknown_parameter' },
   { name: 'stream_options.include_usage a string', body: chat({ stream_options: { include_usage: 'yes' } }), param: 'stream_options.include_usage', message: /boolean/ },
   { name: 'tool not a function tool', body: chat({ tools: [{ type: 'code_interpreter' }] }), param: 'tools[0].type', message: /must be "function" \(got "code_interpreter"\): only function tools are supported/ },
   { name: 'tool without a name', body: chat({ tools: [{ type: 'function', function: { name: '' } }] }), param: 'tools[0].function.name', message: /non-empty string/ },
@@ -115,8 +133,11 @@ const invalidChat: Invalid[] = [
   { name: 'logit_bias', body: chat({ logit_bias: { '50256': -100 } }), param: 'logit_bias', message: /is not supported/ },
   { name: 'top-level audio', body: chat({ audio: { voice: 'alloy', format: 'wav' } }), param: 'audio', message: /is not supported/ },
   { name: 'message-level audio', body: chatWith({ role: 'assistant', audio: { id: 'a1' } }), param: 'messages[0].audio', message: /is not supported/ },
-  { name: 'input_audio part', body: withPart({ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }), param: 'messages[0].content[0].type', message: /must be one of "text" or "image_url" \(got "input_audio"\)/ },
-  { name: 'file part', body: withPart({ type: 'file', file: {} }), param: 'messages[0].content[0].type', message: /"text" or "image_url"/ },
+  { name: 'input_audio part', body: withPart({ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }), param: 'messages[0].content[0].type', message: /must be one of "text", "image_url" or "file" \(got "input_audio"\)/ },
+  { name: 'file part without data or id', body: withPart({ type: 'file', file: { filename: 'a.pdf' } }), param: 'messages[0].content[0].file', message: /^messages\[0\]\.content\[0\]\.file: must have file_data or file_id\.$/, code: 'missing_required_parameter' },
+  { name: 'file part without file', body: withPart({ type: 'file' }), param: 'messages[0].content[0].file', message: /is required/ },
+  { name: 'file part with empty data', body: withPart({ type: 'file', file: { file_data: '' } }), param: 'messages[0].content[0].file.file_data', message: /non-empty/ },
+  { name: 'file in a system message', body: withPart({ type: 'file', file: { file_id: 'f' } }, 'system'), param: 'messages[0].content[0].type', message: /system and developer messages take text parts only/ },
   { name: 'image in a system message', body: withPart({ type: 'image_url', image_url: { url: 'http://x/a.png' } }, 'system'), param: 'messages[0].content[0].type', message: /must be "text" \(got "image_url"\): system and developer messages take text parts only/ },
   { name: 'image in a developer message', body: withPart({ type: 'image_url', image_url: { url: 'http://x/a.png' } }, 'developer'), param: 'messages[0].content[0].type', message: /system and developer messages take text parts only/ },
   // Messages, parts and their members.
@@ -126,7 +147,7 @@ const invalidChat: Invalid[] = [
   { name: 'empty image url', body: chatWith(user, user, { role: 'user', content: [{ type: 'image_url', image_url: { url: '' } }] }), param: 'messages[2].content[0].image_url.url', message: /^messages\[2\]\.content\[0\]\.image_url\.url: must be a non-empty string\.$/ },
   { name: 'image detail unknown', body: withPart({ type: 'image_url', image_url: { url: 'u', detail: 'ultra' } }), param: 'messages[0].content[0].image_url.detail', message: /"auto", "low" or "high"/ },
   { name: 'image_url missing', body: withPart({ type: 'image_url' }), param: 'messages[0].content[0].image_url', message: /is required/ },
-  { name: 'image_url unknown member', body: withPart({ type: 'image_url', image_url: { url: 'u', size: 1 } }), param: 'messages[0].content[0].image_url.size', message: /not a known field here \(allowed: url, detail\)/ },
+  { name: 'cache_control unknown member (it sets the price)', body: withPart({ type: 'text', text: 'a', cache_control: { type: 'ephemeral', scope: 'global' } }), param: 'messages[0].content[0].cache_control.scope', message: /not a known field here \(allowed: type, ttl\)/, code: 'unknown_parameter' },
   { name: 'text part without text', body: withPart({ type: 'text' }), param: 'messages[0].content[0].text', message: /is required/ },
   { name: 'part without a type', body: withPart({ text: 'a' }), param: 'messages[0].content[0].type', message: /is required/ },
   { name: 'cache_control ttl 2h', body: withPart({ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '2h' } }), param: 'messages[0].content[0].cache_control.ttl', message: /"5m" or "1h" \(got "2h"\)/ },
@@ -181,6 +202,21 @@ const validMessages: [string, Body][] = [
   ['client tools typed custom or null (as SDKs send them)', messages({
     tools: [{ type: 'custom', name: 'f', input_schema: { type: 'object' } }, { type: null, name: 'g', input_schema: { type: 'object' } }],
   })],
+  // @ai-sdk/anthropic sends eager_input_streaming on every tool; defer_loading and input_examples are SDK fields too.
+  ['tool fields the gateway does not know', messages({
+    tools: [{ name: 'f', input_schema: { type: 'object' }, eager_input_streaming: true, defer_loading: false, input_examples: [{ city: 'Paris' }], allowed_callers: ['direct'] }],
+  })],
+  ['documents of every source, in messages and tool results', messagesWith({ role: 'user', content: [
+    { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'A', context: 'B', citations: { enabled: true }, cache_control: { type: 'ephemeral' } },
+    { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } },
+    { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain' }, title: null },
+    { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'a' }, { type: 'image', source: png }] } },
+    { type: 'document', source: { type: 'content', content: 'as a string' } },
+    { type: 'document', source: { type: 'file', file_id: 'file_01' } },
+    { type: 'image', source: { type: 'file', file_id: 'file_02' } },
+    { type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] },
+  ] })],
+  ['unknown members of sources', withBlock({ type: 'image', source: { ...png, some_future_field: 1 } })],
 ];
 
 const invalidMessages: Invalid[] = [
@@ -203,16 +239,23 @@ const invalidMessages: Invalid[] = [
   { name: 'metadata an array', body: messages({ metadata: [] }), param: 'metadata', message: /must be an object \(got an array\)/ },
   { name: 'tool without a name', body: messages({ tools: [{ input_schema: {} }] }), param: 'tools[0].name', message: /is required/ },
   { name: 'tool with an empty name', body: messages({ tools: [{ name: '' }] }), param: 'tools[0].name', message: /non-empty/ },
-  { name: 'tool with an unknown member', body: messages({ tools: [{ name: 'f', parameters: {} }] }), param: 'tools[0].parameters', message: /allowed: type, name, description, input_schema, strict, cache_control/ },
   { name: 'a server tool', body: messages({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), param: 'tools[0].type', message: /"custom" or null \(got "web_search_20250305"\): only client tools/ },
   { name: 'tool input_schema not an object', body: messages({ tools: [{ name: 'f', input_schema: 'x' }] }), param: 'tools[0].input_schema', message: /must be an object/ },
   { name: 'role tool', body: messagesWith({ role: 'tool', content: 'x' }), param: 'messages[0].role', message: /"user", "assistant" or "system" \(got "tool"\)/ },
   { name: 'content missing', body: messagesWith({ role: 'user' }), param: 'messages[0].content', message: /is required/ },
   { name: 'content null', body: messagesWith({ role: 'assistant', content: null }), param: 'messages[0].content', message: /a string or an array \(got null\)/ },
-  { name: 'document block', body: withBlock({ type: 'document', source: {} }), param: 'messages[0].content[0].type', message: /"text", "image", "tool_use", "tool_result", "thinking" or "redacted_thinking" \(got "document"\)/ },
+  { name: 'search_result block', body: withBlock({ type: 'search_result', source: 'x' }), param: 'messages[0].content[0].type', message: /"text", "image", "document", "tool_use", "tool_result", "thinking" or "redacted_thinking" \(got "search_result"\)/ },
+  { name: 'document without source', body: withBlock({ type: 'document' }), param: 'messages[0].content[0].source', message: /is required/ },
+  { name: 'document source of an unknown type', body: withBlock({ type: 'document', source: { type: 'ftp' } }), param: 'messages[0].content[0].source.type', message: /"base64", "text", "url", "content" or "file" \(got "ftp"\)/ },
+  { name: 'base64 document without data', body: withBlock({ type: 'document', source: { type: 'base64', media_type: 'application/pdf' } }), param: 'messages[0].content[0].source.data', message: /is required/ },
+  { name: 'text document without media_type', body: withBlock({ type: 'document', source: { type: 'text', data: 'x' } }), param: 'messages[0].content[0].source.media_type', message: /is required/ },
+  { name: 'document of blocks with a tool_use', body: withBlock({ type: 'document', source: { type: 'content', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] } }), param: 'messages[0].content[0].source.content[0].type', message: /"text" or "image" \(got "tool_use"\)/ },
+  { name: 'document title a number', body: withBlock({ type: 'document', source: { type: 'url', url: 'https://x' }, title: 5 }), param: 'messages[0].content[0].title', message: /a string or null/ },
+  { name: 'document cache_control ttl', body: withBlock({ type: 'document', source: { type: 'url', url: 'https://x' }, cache_control: { type: 'ephemeral', ttl: '2h' } }), param: 'messages[0].content[0].cache_control.ttl', message: /"5m" or "1h"/ },
   { name: 'text block without text', body: withBlock({ type: 'text' }), param: 'messages[0].content[0].text', message: /is required/ },
   { name: 'text block cache_control ttl', body: withBlock({ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '10m' } }), param: 'messages[0].content[0].cache_control.ttl', message: /"5m" or "1h"/ },
-  { name: 'image from a file', body: withBlock({ type: 'image', source: { type: 'file', file_id: 'f' } }), param: 'messages[0].content[0].source.type', message: /"base64" or "url" \(got "file"\)/ },
+  { name: 'image source of an unknown type', body: withBlock({ type: 'image', source: { type: 'ftp' } }), param: 'messages[0].content[0].source.type', message: /"base64", "url" or "file" \(got "ftp"\)/ },
+  { name: 'image from a file without its id', body: withBlock({ type: 'image', source: { type: 'file' } }), param: 'messages[0].content[0].source.file_id', message: /is required/ },
   { name: 'base64 image without media_type', body: withBlock({ type: 'image', source: { type: 'base64', data: 'x' } }), param: 'messages[0].content[0].source.media_type', message: /is required/ },
   { name: 'url image with an empty url', body: withBlock({ type: 'image', source: { type: 'url', url: '' } }), param: 'messages[0].content[0].source.url', message: /non-empty/ },
   { name: 'image without source', body: withBlock({ type: 'image' }), param: 'messages[0].content[0].source', message: /is required/ },
@@ -266,7 +309,7 @@ t.test('count_tokens: the messages shape without max_tokens', async (t) => {
   ]);
   await rejects(t, 'count_tokens', [
     { name: 'messages missing', body: { model: 'm' }, param: 'messages', message: /is required/ },
-    { name: 'a document block', body: { model: 'm', messages: [{ role: 'user', content: [{ type: 'document' }] }] }, param: 'messages[0].content[0].type', message: /got "document"/ },
+    { name: 'a document block without source', body: { model: 'm', messages: [{ role: 'user', content: [{ type: 'document' }] }] }, param: 'messages[0].content[0].source', message: /is required/ },
     { name: 'temperature above 1', body: { model: 'm', messages: [user], temperature: 2 }, param: 'temperature', message: /at most 1/ },
   ]);
 });
