@@ -19,11 +19,11 @@ export const commands: Command[] = [
       const report = await copySqliteToPostgres(from, io.config, (t) => {
         if (!io.json) process.stderr.write(`copied ${t.name}: ${t.rows} rows\n`);
       });
-      io.print(report, summary(report));
+      io.print(report, summary(report, true));
       return 0;
     } catch (err) {
       if (err instanceof CopyMismatch) {
-        io.print({ ok: false, mismatches: err.mismatches, ...err.report }, summary(err.report));
+        io.print({ ok: false, mismatches: err.mismatches, ...err.report }, summary(err.report, false));
         return io.fail(err.message);
       }
       if (err instanceof DatabaseInUseError) return io.fail(`${err.message}: stop that gateway before copying its store`);
@@ -33,7 +33,7 @@ export const commands: Command[] = [
   }),
 ];
 
-function summary(r: CopyReport): string {
+function summary(r: CopyReport, verified: boolean): string {
   const rows = r.tables.reduce((n, t) => n + t.rows, 0);
   const seconds = r.elapsedMs / 1000;
   const total = Number(r.totalBalanceNano);
@@ -44,7 +44,8 @@ function summary(r: CopyReport): string {
     table(['table', 'rows', 'sum (nano-USD)'], r.tables.map((t) => [t.name, String(t.rows), t.sumOf ? `${t.sumOf} ${t.sum}` : ''])),
     `${rows} rows in ${seconds.toFixed(1)} s (${Math.round(rows / Math.max(seconds, 0.001))} rows/s); change counter ${r.changeCounter}`,
     ...(r.releasedOpenHolds ? [`${r.releasedOpenHolds} hold(s) left open by the stopped gateway were copied as released (no charge of them was recorded)`] : []),
-    `${r.accountsVerified} account(s) verified: balances recomputed from the journal agree on both sides; total balance ` +
-      (Number.isSafeInteger(total) ? formatUsd(total) : `${r.totalBalanceNano} nano-USD`),
+    (verified ? `${r.accountsVerified} account(s) verified: balances recomputed from the journal agree on both sides and with the stored ones`
+      : `${r.accountsVerified} account(s) compared: MISMATCH, rolled back`) +
+      `; total balance ${Number.isSafeInteger(total) ? formatUsd(total) : `${r.totalBalanceNano} nano-USD`}`,
   ].join('\n');
 }

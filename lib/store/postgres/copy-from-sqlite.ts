@@ -90,7 +90,7 @@ export async function copySqliteToPostgres(from: string, config: GatewayConfig, 
           accountsVerified: verified.accountsVerified, totalBalanceNano: verified.totalBalanceNano, changeCounter: Number(n),
           elapsedMs: 0,
         };
-        if (verified.mismatches.length) throw new CopyMismatch(verified.mismatches, { ...report, elapsedMs: performance.now() - started });
+        if (verified.mismatches.length) throw new CopyMismatch(verified.mismatches, { ...report, elapsedMs: Math.round(performance.now() - started) });
         await target.query('COMMIT');
         return { ...report, elapsedMs: Math.round(performance.now() - started) };
       } catch (err) {
