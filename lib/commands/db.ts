@@ -23,7 +23,9 @@ export const commands: Command[] = [
       return 0;
     } catch (err) {
       if (err instanceof CopyMismatch) {
-        io.print({ ok: false, mismatches: err.mismatches, ...err.report }, summary(err.report, false));
+        // --json: one document, the report with the error; text: the summary, then the error.
+        if (io.json) return io.print({ ok: false, error: err.message, mismatches: err.mismatches, ...err.report }, ''), 1;
+        io.print(null, summary(err.report, false));
         return io.fail(err.message);
       }
       if (err instanceof DatabaseInUseError) return io.fail(`${err.message}: stop that gateway before copying its store`);

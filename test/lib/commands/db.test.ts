@@ -193,6 +193,15 @@ pgTest('db copy: a SQLite store reads the same through the PostgreSQL store, ids
   t.equal(report.releasedOpenHolds, 1, 'the killed gateway\'s open hold');
   t.equal(report.totalBalanceNano, String(30_000_000_000 - 123_456_789 * 6));
 
+  const db = await openSql(url);
+  t.teardown(() => db.close());
+  t.same(await db.all(`SELECT status, node_id LIKE 'sqlite:%' AS owner FROM holds WHERE ended_at >= ${Date.now() - 60_000} AND charged = 0 AND status = 'released' AND request_id IS NULL`),
+    [{ status: 'released', owner: true }], 'the open hold was copied released (before any node could sweep it), its owner kept');
+  const src = await openSql(fixture.dbPath);
+  const sourceCounter = await src.value('SELECT n FROM change_counter');
+  await src.close();
+  t.ok(await db.value('SELECT n FROM change_counter') >= sourceCounter, 'the change counter did not move back');
+
   const sqlite = openStore(storeConfig(fixture.dbPath));
   t.teardown(() => sqlite.close());
   const postgres = openStore(storeConfig(url));
@@ -204,15 +213,6 @@ pgTest('db copy: a SQLite store reads the same through the PostgreSQL store, ids
   t.match(copied.login, { email: 'alice@example.com' });
   t.match(copied.session, { accountId: fixture.accounts[0].id });
   t.match((copied.history as HistoryRow[])[0], { requestedModel: 'gpt-alias', stream: true, attempts: [{ outcome: 'ok' }] });
-
-  const db = await openSql(url);
-  t.teardown(() => db.close());
-  t.same(await db.all(`SELECT status, node_id LIKE 'sqlite:%' AS owner FROM holds WHERE ended_at >= ${Date.now() - 60_000} AND charged = 0 AND status = 'released' AND request_id IS NULL`),
-    [{ status: 'released', owner: true }], 'the open hold was copied released, its owner kept');
-  t.ok(await db.value('SELECT n FROM change_counter') >= (await (async () => {
-    const s = await openSql(fixture.dbPath);
-    try { return s.value('SELECT n FROM change_counter'); } finally { await s.close(); }
-  })()), 'the change counter did not move back');
 
   // New rows take ids above the copied ones.
   const dave = await postgres.accounts.create({ email: 'dave@example.com' });
@@ -268,6 +268,10 @@ pgTest('db copy: a balance that disagrees with the journal fails the copy and ro
   t.equal(r.code, 1);
   t.match(r.err, new RegExp(`account ${a.accountId}: SQLite stores a balance of \\$2\\.000000001 but its journal sums to \\$2\\.00`));
   t.match(r.err, /rolled back, nothing was written/);
+  t.match(r.out, /2 account\(s\) compared: MISMATCH, rolled back/);
+  const json = await cli(['db', 'copy', '--from', dbPath, '--config', file, '--json']);
+  t.equal(json.code, 1);
+  t.match(JSON.parse(json.out), { ok: false, error: /rolled back/, mismatches: [/SQLite stores a balance of/], accountsVerified: 2 }, 'one JSON document');
   const db = await openSql(url);
   t.teardown(() => db.close());
   t.same([await db.value('SELECT COUNT(*) FROM accounts'), await db.value('SELECT COUNT(*) FROM journal')], [0, 0], 'rolled back');
