@@ -1,6 +1,6 @@
 // gateway db migrate: apply the store's pending migrations and exit (serve does it too, at start).
 // gateway db copy: a whole SQLite store into an empty PostgreSQL store, verified (store/postgres/copy-from-sqlite.ts).
-import { DatabaseInUseError, migrateStore } from '../store/index.js';
+import { DatabaseInUseError, migrateStore, StoreError } from '../store/index.js';
 import { CopyMismatch, CopyRefused, copySqliteToPostgres, type CopyReport } from '../store/postgres/copy-from-sqlite.js';
 import { formatUsd } from '../store/money.js';
 import { command, required, table } from './args.js';
@@ -29,8 +29,9 @@ export const commands: Command[] = [
         return io.fail(err.message);
       }
       if (err instanceof DatabaseInUseError) return io.fail(`${err.message}: stop that gateway before copying its store`);
-      if (err instanceof CopyRefused) return io.fail(err.message);
-      throw err;
+      if (err instanceof CopyRefused || err instanceof StoreError) return io.fail(err.message);
+      // A row PostgreSQL refuses, a connection lost mid-copy: the transaction was rolled back.
+      return io.fail(`db copy failed; nothing was copied: ${(err as Error).message}`);
     }
   }),
 ];

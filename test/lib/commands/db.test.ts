@@ -276,3 +276,20 @@ pgTest('db copy: a balance that disagrees with the journal fails the copy and ro
   t.teardown(() => db.close());
   t.same([await db.value('SELECT COUNT(*) FROM accounts'), await db.value('SELECT COUNT(*) FROM journal')], [0, 0], 'rolled back');
 });
+
+pgTest('db copy: a row PostgreSQL refuses fails the copy with one error line and writes nothing', async (t) => {
+  const { store, dbPath } = tempStore(t, { backgroundWriter: false });
+  const a = await seedAccount(store, 1_000_000_000);
+  store.history.record(historyRow(a, 'req_nul'));
+  await store.close();
+  const src = await openSql(dbPath);
+  await src.exec(`UPDATE request_history SET error = 'a' || char(0) || 'b'`); // a text PostgreSQL cannot hold
+  await src.close();
+  const { file, url } = await postgresConfigFile(t);
+  const r = await cli(['db', 'copy', '--from', dbPath, '--config', file]);
+  t.equal(r.code, 1);
+  t.match(r.err, /^error: db copy failed; nothing was copied: .*0x00/m);
+  const db = await openSql(url);
+  t.teardown(() => db.close());
+  t.equal(await db.value('SELECT COUNT(*) FROM accounts'), 0, 'rolled back');
+});
