@@ -293,3 +293,31 @@ pgTest('db copy: a row PostgreSQL refuses fails the copy with one error line and
   t.teardown(() => db.close());
   t.equal(await db.value('SELECT COUNT(*) FROM accounts'), 0, 'rolled back');
 });
+
+pgTest('db copy verifies accounts page by page: 2,500 accounts copy, one wrong balance on the third page is found', async (t) => {
+  const { store, dbPath } = tempStore(t, { backgroundWriter: false });
+  await store.close();
+  const src = await openSql(dbPath);
+  const ids = Array.from({ length: 2500 }, (_, i) => i + 1);
+  await src.exec(`BEGIN;
+    INSERT INTO accounts (id, email, created_at) VALUES ${ids.map((id) => `(${id}, 'u${id}@example.com', 1)`).join(', ')};
+    INSERT INTO journal (account_id, kind, amount, note, created_at) VALUES ${ids.map((id) => `(${id}, 'grant', ${id * 1000}, 'x', 1)`).join(', ')};
+    INSERT INTO balances (account_id, balance) VALUES ${ids.map((id) => `(${id}, ${id * 1000})`).join(', ')};
+    COMMIT;`);
+  await src.close();
+  const first = await postgresConfigFile(t);
+  const r = await cli(['db', 'copy', '--from', dbPath, '--config', first.file, '--json']);
+  t.equal(r.code, 0, r.err);
+  t.match(JSON.parse(r.out), { accountsVerified: 2500, totalBalanceNano: String(1000 * 2500 * 2501 / 2) });
+
+  const corrupt = await openSql(dbPath);
+  await corrupt.exec('UPDATE balances SET balance = 1 WHERE account_id = 2100');
+  await corrupt.close();
+  const second = await postgresConfigFile(t);
+  const bad = await cli(['db', 'copy', '--from', dbPath, '--config', second.file, '--json']);
+  t.equal(bad.code, 1);
+  t.same(JSON.parse(bad.out).mismatches, [
+    'account 2100: SQLite stores a balance of $0.000000001 but its journal sums to $0.0021',
+    'account 2100: PostgreSQL stores a balance of $0.000000001 but its journal sums to $0.0021', // copied faithfully
+  ], 'that account only');
+});
