@@ -3,7 +3,7 @@
 // balance nor a key's monthly limit; a node killed with SIGKILL mid-load has its holds released by
 // the others within the documented bound while they keep serving, and the money invariants hold.
 // Kill rounds: GATEWAY_KILL_ROUNDS (default 3, about 12 s each: the dead-node bound is real time;
-// the issue's 10 with GATEWAY_KILL_ROUNDS=10).
+// the issue's 10 with `GATEWAY_KILL_ROUNDS=10 npx tap --timeout 300 test/e2e/multi-node.test.ts`).
 import t from 'tap';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,8 +25,12 @@ const RELEASE_BOUND_MS = NODE_DEAD_AFTER_MS + SWEEP_MS;
 const dir = mkdtempSync(join(tmpdir(), 'gw-nodes-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A stream of 40 words, one every 50 ms: its hold stays open about 2 s, so requests overlap. */
-const SLOW = { model: 'test/gpt', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x <<sim words=40 delay_ms=50>>' }] };
+/**
+ * A stream of 40 words, one every 50 ms: its hold stays open about 2 s, so requests overlap. It
+ * reports 100,000 cached input tokens, so its charge is clamped to its whole hold: a request that
+ * ends frees no credit, and exactly 20 of the burst are admitted however slowly the burst arrives.
+ */
+const SLOW = { model: 'test/gpt', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x <<sim words=40 delay_ms=50 cache_read=100000>>' }] };
 
 /** 'ok' (200 and the whole stream), a refusal's error code, or 'failed': the connection failed or was cut. */
 type Outcome = string;
@@ -128,23 +132,23 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
   t.test('an account whose balance covers 20 holds: never more than 20 admitted, no overspend', async (t) => {
     const r = await burst(balanceCase);
     t.comment(`statuses ${JSON.stringify(r.by)}; at most ${r.peakOpen} holds open at once; least available ${r.minAvailable}`);
-    t.ok(r.admitted >= 1 && r.admitted <= 20, `${r.admitted} admitted (≤ 20)`);
-    t.equal(r.admitted + (r.by['402 insufficient_credit'] ?? 0), 300, 'every other request refused for credit (402 insufficient_credit)');
-    t.ok(r.peakOpen <= 20, 'never more than 20 holds open');
-    t.ok(r.minAvailable >= 0, 'balance − open holds never below 0');
+    t.equal(r.admitted, 20, '20 admitted');
+    t.equal(r.by['402 insufficient_credit'], 280, 'every other request refused for credit (402 insufficient_credit)');
+    t.ok(r.peakOpen <= 20, 'never more than 20 holds open (sampled)');
+    t.ok(r.minAvailable >= 0, 'balance − open holds never below 0 (sampled)');
     const balance = Number(await db.value('SELECT balance FROM balances WHERE account_id = ?', balanceCase.accountId));
-    t.ok(balance >= 0, `balance after: ${balance} (overspend 0)`);
+    t.equal(balance, 0, 'the balance spent to exactly 0: overspend 0');
     t.same(await checkInvariants(url, { noOpenHolds: true }), [], 'invariants hold');
   });
 
   t.test('a key whose monthly limit covers 20 holds: never more than 20 admitted, the limit not passed', async (t) => {
     const r = await burst(limitCase);
     t.comment(`statuses ${JSON.stringify(r.by)}; at most ${r.peakOpen} holds open at once`);
-    t.ok(r.admitted >= 1 && r.admitted <= 20, `${r.admitted} admitted (≤ 20)`);
-    t.equal(r.admitted + (r.by['402 monthly_limit_reached'] ?? 0), 300, 'every other request refused for the limit (402 monthly_limit_reached)');
-    t.ok(r.peakOpen <= 20, 'never more than 20 holds open');
+    t.equal(r.admitted, 20, '20 admitted');
+    t.equal(r.by['402 monthly_limit_reached'], 280, 'every other request refused for the limit (402 monthly_limit_reached)');
+    t.ok(r.peakOpen <= 20, 'never more than 20 holds open (sampled)');
     const spent = Number(await db.value(`SELECT COALESCE(-SUM(amount), 0) FROM journal WHERE kind = 'charge' AND key_id = ?`, limitCase.keyId));
-    t.ok(spent <= 20 * hold, `charged ${spent} of the limit ${20 * hold}`);
+    t.equal(spent, 20 * hold, 'the key charged exactly its monthly limit: overspend 0');
     t.same(await checkInvariants(url, { noOpenHolds: true }), [], 'invariants hold (monthly limit included)');
   });
 
@@ -170,7 +174,10 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
       const victimOpen = () => db.value(`SELECT COUNT(*)::int FROM holds WHERE node_id = ? AND status = 'open'`, victimId);
       let heldAtKill, releasedMs;
       try {
-        heldAtKill = await until('the victim holding requests', 10_000, async () => ((await victimOpen()) >= 5 ? victimOpen() : 0));
+        heldAtKill = await until('the victim holding requests', 10_000, async () => {
+          const n = await victimOpen();
+          return n >= 5 ? n : 0;
+        });
         victim.child.kill('SIGKILL');
         const killedAt = Date.now();
         // The replacement starts meanwhile (it takes the dead node's place for the next round).
@@ -188,7 +195,7 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
       const served = (n: Node) => results.get(n)!.filter((s) => s === 'ok').length;
       t.comment(`round ${round + 1}: ${heldAtKill} holds open on the killed node, released ${releasedMs} ms after the kill; ` +
         `failed on it ${failed(victim)}, served by the others ${survivors.map(served).join(' + ')} with ${survivors.map(failed).join(' + ')} failed`);
-      // The last heartbeat came at most HEARTBEAT_MS before the kill; the poll adds up to one interval of lateness.
+      // The bound runs from the last heartbeat, which came before the kill; 1 s of slack for the poll and a late sweep timer on loaded cores.
       t.ok(releasedMs <= RELEASE_BOUND_MS + 1000, `round ${round + 1}: released within the bound (${releasedMs} ms ≤ ${RELEASE_BOUND_MS} ms + 1 s)`);
       t.ok(failed(victim) >= 1 && failed(victim) <= 8, `round ${round + 1}: only the killed node's in-flight requests failed (${failed(victim)})`);
       t.equal(survivors.map(failed).reduce((a, b) => a + b), 0, `round ${round + 1}: the other two failed none`);
