@@ -7,6 +7,9 @@
 // A node that was only slow (its event loop or its connection stalled past the bound) finds its
 // row gone at its next heartbeat: it registers again and says so; the charges of the holds the
 // others released are not recorded (no overspend: those holds ended without a charge).
+// A node that could not reach the database does not sweep until it has been back for a whole
+// bound: after an outage every node's last heartbeat is old, and the first node back must not take
+// the others, which have not had their chance to beat yet, for dead.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.js';
@@ -45,6 +48,8 @@ export class NodeRegistry {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Until this time (ms, the store's clock) this node does not sweep: it lately failed to reach the database. */
+  private noSweepBefore = 0;
 
   constructor(
     private readonly db: Db,
@@ -72,7 +77,7 @@ export class NodeRegistry {
 
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
-    const beat = await this.db.one(`UPDATE nodes SET heartbeat_at = gateway_now_ms() WHERE id = $1 RETURNING id`, [this.id]);
+    const beat = await this.reaching(this.db.one(`UPDATE nodes SET heartbeat_at = gateway_now_ms() WHERE id = $1 RETURNING id`, [this.id]));
     if (beat || this.stopped) return;
     this.log('error', 'store: this node was taken for dead (no heartbeat within the bound) and other nodes released its holds; ' +
       'charges of requests it had in flight are not recorded. It registers again.', { node: this.id, dead_after_ms: this.timings.deadAfterMs });
@@ -81,12 +86,22 @@ export class NodeRegistry {
 
   /** Release the open holds of nodes gone silent; returns how many. */
   async sweep(): Promise<number> {
-    if (this.stopped) return 0;
-    const r = (await this.db.one<{ holds: number; nodes: number; owners: string[] }>(SWEEP, [this.timings.deadAfterMs, this.clock(), this.id]))!;
+    if (this.stopped || this.clock() < this.noSweepBefore) return 0;
+    const r = (await this.reaching(this.db.one<{ holds: number; nodes: number; owners: string[] }>(SWEEP, [this.timings.deadAfterMs, this.clock(), this.id])))!;
     if (r.holds > 0 || r.nodes > 0) {
       this.log('warn', 'store: released the open holds of gateway nodes that stopped heartbeating', { holds: r.holds, nodes: r.nodes, owners: r.owners });
     }
     return r.holds;
+  }
+
+  /** The query's result; when it fails (the database away), no sweep for a whole bound after the last failure. */
+  private async reaching<R>(query: Promise<R>): Promise<R> {
+    try {
+      return await query;
+    } catch (err) {
+      this.noSweepBefore = this.clock() + this.timings.deadAfterMs + this.timings.heartbeatMs;
+      throw err;
+    }
   }
 
   /** Stop the timers; `forget`: delete this node's row (its holds are all ended). */

@@ -89,6 +89,27 @@ async function silence(url: string, node: PostgresStore): Promise<void> {
   await db.close();
 }
 
+t.test('a node back from a database outage does not sweep until the others have had a whole bound to beat again', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const relay = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  t.teardown(() => relay.close());
+  let now = Date.now();
+  const back = await node(t, url.replace(/\/\/([^@/]*@)?[^/]+\//, `//$1127.0.0.1:${relay.port}/`), { ...manual, clock: () => now });
+  const other = await node(t, url, manual);
+  const a = await seedAccount(other, 1 * USD);
+  for (let i = 0; i < 3; i++) t.ok((await other.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null })).ok);
+
+  relay.cut();
+  await t.rejects(back.nodes.heartbeat(), 'its heartbeat fails while the database is away');
+  relay.restore();
+  // After an outage every node's last heartbeat is old; the other has not beaten again yet.
+  await silence(url, other);
+  t.equal(await back.nodes.sweep(), 0, 'the first node back takes no one for dead');
+  t.equal((await other.ledger.balance(a.accountId)).held, 0.3 * USD, 'the other node keeps its holds');
+  now += back.nodes.timings.deadAfterMs + back.nodes.timings.heartbeatMs;
+  t.equal(await back.nodes.sweep(), 3, 'a node still silent a whole bound later is gone');
+});
+
 t.test('a node that stops heartbeating: another releases its holds; its late settles charge nothing; it registers again', { skip }, async (t) => {
   const logged: { level: LogLevel; msg: string }[] = [];
   const url = await freshPostgresUrl();
