@@ -27,6 +27,11 @@ export class ChangeCounter {
 
   constructor(private readonly db: Db, private readonly pollMs: number) {}
 
+  /** The database's counter as last read or announced. */
+  get seen(): number | undefined {
+    return this.counter;
+  }
+
   check(): Promise<number> {
     if (this.listener?.listening) return Promise.resolve(this.version);
     if (performance.now() - this.polledAt < this.pollMs) return Promise.resolve(this.version);

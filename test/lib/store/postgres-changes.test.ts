@@ -1,0 +1,155 @@
+// A serving node's listener for changes (LISTEN gateway_changes): a change made on another node or
+// from the command line moves its change version without a poll; its connection killed, the node
+// polls meanwhile, connects again and misses nothing; announcements of another schema of the same
+// database are not its own.
+import t, { type Test } from 'tap';
+import { silentLogger } from '../../../lib/log.js';
+import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../../lib/store/postgres/store.js';
+import { freshPostgresUrl, postgresSkip } from '../../helpers/postgres.js';
+import { openSql } from '../../helpers/sql.js';
+import { seedAccount } from './fixtures/store.js';
+
+const skip = await postgresSkip();
+
+async function node(t: Test, url: string, opts: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
+  const store = openPostgresStore({ url, commitIntervalMs: 2, clock: Date.now, log: silentLogger, ...opts });
+  t.teardown(() => store.close().catch(() => {}));
+  await store.sync();
+  return store;
+}
+
+/**
+ * Wait, giving the event loop its turns, until `cond` holds; the milliseconds it took. Throws after
+ * `withinMs`. Not a sleep: it returns as soon as the awaited event has been handled.
+ */
+async function until(what: string, cond: () => boolean, withinMs: number): Promise<number> {
+  const start = performance.now();
+  while (!cond()) {
+    if (performance.now() - start > withinMs) throw new Error(`not ${what} within ${withinMs} ms`);
+    await new Promise((r) => setImmediate(r));
+  }
+  return performance.now() - start;
+}
+
+/** A listening node that never polls (a minute between polls): only announcements and its own reads move its version. */
+const listeningOnly = { listen: true, changePollMs: 60_000 };
+
+async function terminate(url: string, pid: number): Promise<void> {
+  const db = await openSql(url);
+  try {
+    await db.value('SELECT pg_terminate_backend(?)', pid);
+  } finally {
+    await db.close();
+  }
+}
+
+t.test('a revocation, a routing change and an account change made elsewhere move a listening node\'s version as they commit', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const commandLine = await node(t, url); // no listener: a short-lived command
+  const b = await node(t, url, listeningOnly);
+  await until('listening', () => b.listener!.listening, 5000);
+  const acct = await seedAccount(commandLine, 0);
+  const changes: [string, () => Promise<unknown>][] = [
+    ['a key revoked', () => commandLine.keys.revoke(acct.keyId)],
+    ['routing changed', () => commandLine.routing.set(acct.accountId, { deny: ['test/gpt'] })],
+    ['an account added', () => commandLine.accounts.create({ email: 'second@example.com' })],
+  ];
+  for (const [what, change] of changes) {
+    const before = b.changeVersion();
+    await change();
+    const ms = await until(`${what} heard`, () => b.changeVersion() !== before, 1000);
+    t.pass(`${what}: heard in ${ms.toFixed(1)} ms, without a poll`);
+    t.not(await b.sync(), before, 'sync() answers with the moved version');
+  }
+  const db = await openSql(url);
+  t.teardown(() => db.close());
+  const counter = () => db.value('SELECT n FROM change_counter') as Promise<number>;
+  /** Waits until b has heard every change committed so far; the counter's value. */
+  const heard = async (what: string) => {
+    const n = Number(await counter());
+    await until(what, () => b.listener!.counter.seen === n, 1000);
+    return n;
+  };
+  const n0 = await heard('every change so far heard');
+  const before = b.changeVersion();
+  commandLine.keys.touch(acct.keyId);
+  await commandLine.flush();
+  await commandLine.ledger.grant(acct.accountId, 1_000_000_000);
+  await db.exec(`NOTIFY gateway_changes, 'not a number'`);
+  await db.exec(`NOTIFY gateway_changes, '999999 other_schema'`);
+  // Announcements arrive in commit order: once this one is heard, any from the above would have been.
+  await commandLine.routing.set(acct.accountId, { deny: [] });
+  const n1 = await heard('the last change heard');
+  t.equal(b.changeVersion(), before + (n1 - n0), 'moved for the last change\'s announcements only: ' +
+    'a key\'s last use, a grant and malformed or foreign announcements do not empty caches');
+});
+
+t.test('announcements of another schema in the same database are not this store\'s', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const elsewhere = await node(t, await freshPostgresUrl());
+  const b = await node(t, url, listeningOnly);
+  await until('listening', () => b.listener!.listening, 5000);
+  const mine = await seedAccount(b, 0);
+  const theirs = await seedAccount(elsewhere, 0);
+  const before = b.changeVersion();
+  await elsewhere.keys.revoke(theirs.keyId);
+  // Its own change, made afterwards by another store, is announced after the other schema's.
+  const commandLine = await node(t, url);
+  await commandLine.keys.revoke(mine.keyId);
+  await until('its own change heard', () => b.changeVersion() !== before, 1000);
+  t.equal(b.changeVersion(), before + 1, 'moved once: for its own schema\'s change only');
+});
+
+t.test('the listening connection killed: the node polls meanwhile, connects again, and misses nothing', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const commandLine = await node(t, url);
+  // Reconnecting after half a second at the earliest: the change below is made while it is down.
+  const b = await node(t, url, { listen: true, changePollMs: 100, listenerTimings: { reconnectMinMs: 500 } });
+  await until('listening', () => b.listener!.listening, 5000);
+  const acct = await seedAccount(commandLine, 0);
+  const second = await commandLine.keys.create({ accountId: acct.accountId, name: 'second' });
+  const firstPid = b.listener!.pid!;
+
+  await terminate(url, firstPid);
+  await until('the broken connection noticed', () => !b.listener!.listening, 5000);
+  let before = await b.sync();
+  await commandLine.keys.revoke(acct.keyId);
+  // As requests would: each calls sync(), which polls while nobody listens.
+  const polling = performance.now();
+  while (b.changeVersion() === before && performance.now() - polling < 1000) {
+    await b.sync();
+    await new Promise((r) => setImmediate(r));
+  }
+  t.not(b.changeVersion(), before, `a change made while the listener was down is seen by polling (${(performance.now() - polling).toFixed(0)} ms)`);
+
+  const ms = await until('listening again', () => b.listener!.listening, 5000);
+  t.not(b.listener!.pid, firstPid, `a new listening connection (${ms.toFixed(0)} ms after)`);
+  before = b.changeVersion();
+  await commandLine.keys.revoke(second.key.id);
+  await until('the next change heard', () => b.changeVersion() !== before, 1000);
+  t.pass('changes are announced again');
+});
+
+t.test('a change made while the listener was down counts when it connects again, with no poll', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const commandLine = await node(t, url);
+  const b = await node(t, url, { ...listeningOnly, listenerTimings: { reconnectMinMs: 500 } });
+  await until('listening', () => b.listener!.listening, 5000);
+  const acct = await seedAccount(commandLine, 0);
+  const firstPid = b.listener!.pid!;
+  await terminate(url, firstPid);
+  await until('the broken connection noticed', () => !b.listener!.listening, 5000);
+  const before = b.changeVersion();
+  await commandLine.keys.revoke(acct.keyId);
+  await until('listening again', () => b.listener!.listening, 5000);
+  t.not(b.changeVersion(), before, 'the counter read on connecting showed the change');
+});
+
+t.test('a node that is not asked to listen keeps no listening connection', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const cli = await node(t, url);
+  t.equal(cli.listener, undefined);
+  const db = await openSql(url);
+  t.teardown(() => db.close());
+  t.equal(await db.value(`SELECT COUNT(*)::int FROM pg_stat_activity WHERE application_name LIKE 'llm-gateway changes %' AND application_name LIKE ?`, `%${cli.nodeId}`), 0);
+});
