@@ -54,7 +54,7 @@ export class ChangeListener {
 
   constructor(
     private readonly url: string,
-    readonly counter: ChangeCounter,
+    private readonly counter: ChangeCounter,
     private readonly log: Logger,
     /** application_name of the session, so an operator can tell which node listens. */
     private readonly name: string,

@@ -46,6 +46,8 @@ export interface PostgresStoreOptions {
 export type PostgresStore = Store & {
   readonly nodeId: string;
   readonly nodes: NodeRegistry;
+  /** Other nodes' changes as this node has seen them. */
+  readonly changes: ChangeCounter;
   /** Present when opened with `listen`. */
   readonly listener: ChangeListener | undefined;
 };
@@ -84,6 +86,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     location: db.location,
     nodeId: nodes.id,
     nodes,
+    changes,
     listener,
     sync() {
       return changes.check();

@@ -67,7 +67,7 @@ t.test('a revocation, a routing change and an account change made elsewhere move
   /** Waits until b has heard every change committed so far; the counter's value. */
   const heard = async (what: string) => {
     const n = Number(await counter());
-    await until(what, () => b.listener!.counter.seen === n, 1000);
+    await until(what, () => b.changes.seen === n, 1000);
     return n;
   };
   const n0 = await heard('every change so far heard');
