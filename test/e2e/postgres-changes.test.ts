@@ -2,7 +2,6 @@
 // key revoked, a routing setting changed (from the command line) or credit granted on one is
 // honoured by the other on its next request once the change is announced, within a second.
 import t, { type Test } from 'tap';
-import http from 'node:http';
 import { startGateway as startNode, type Gateway } from '../../lib/gateway.js';
 import { silentLogger } from '../../lib/log.js';
 import { openStore } from '../../lib/store/index.js';
@@ -10,39 +9,14 @@ import type { PostgresStore } from '../../lib/store/postgres/store.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
+import { postChat } from '../helpers/post-chat.js';
 import { openSql, type Sql } from '../helpers/sql.js';
+import { until } from '../helpers/until.js';
 
 const skip = await postgresSkip();
 const chat = { model: 'test/gpt', max_tokens: 20, messages: [{ role: 'user', content: 'Hi <<sim words=3>>' }] };
 
-function post(url: string, key: string): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(chat));
-  });
-}
-
-/**
- * Wait, giving the event loop its turns, until `cond` holds; the milliseconds it took. Throws after
- * `withinMs`. Not a sleep: it returns as soon as the awaited event has been handled.
- */
-async function until(what: string, cond: () => boolean, withinMs: number): Promise<number> {
-  const start = performance.now();
-  while (!cond()) {
-    if (performance.now() - start > withinMs) throw new Error(`not ${what} within ${withinMs} ms`);
-    await new Promise((r) => setImmediate(r));
-  }
-  return performance.now() - start;
-}
+const post = (url: string, key: string) => postChat(url, key, chat);
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 

@@ -2,34 +2,15 @@
 // from the command line moves its change version without a poll; its connection killed, the node
 // polls meanwhile, connects again and misses nothing; announcements of another schema of the same
 // database are not its own.
-import t, { type Test } from 'tap';
-import { silentLogger } from '../../../lib/log.js';
-import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../../lib/store/postgres/store.js';
-import { freshPostgresUrl, postgresSkip } from '../../helpers/postgres.js';
+import t from 'tap';
+import { freshPostgresUrl, openPgNode, postgresSkip } from '../../helpers/postgres.js';
+import { until } from '../../helpers/until.js';
 import { openSql } from '../../helpers/sql.js';
 import { seedAccount } from './fixtures/store.js';
 
 const skip = await postgresSkip();
 
-async function node(t: Test, url: string, opts: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
-  const store = openPostgresStore({ url, commitIntervalMs: 2, clock: Date.now, log: silentLogger, ...opts });
-  t.teardown(() => store.close().catch(() => {}));
-  await store.sync();
-  return store;
-}
-
-/**
- * Wait, giving the event loop its turns, until `cond` holds; the milliseconds it took. Throws after
- * `withinMs`. Not a sleep: it returns as soon as the awaited event has been handled.
- */
-async function until(what: string, cond: () => boolean, withinMs: number): Promise<number> {
-  const start = performance.now();
-  while (!cond()) {
-    if (performance.now() - start > withinMs) throw new Error(`not ${what} within ${withinMs} ms`);
-    await new Promise((r) => setImmediate(r));
-  }
-  return performance.now() - start;
-}
+const node = openPgNode;
 
 /**
  * A listening node that never polls and never makes its safety read (a minute between them): only
