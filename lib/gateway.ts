@@ -103,7 +103,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   let store = opts.store;
   const ownsStore = !store;
   if (!store) {
-    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, pruneHistory: true, log, changePollMs: SERVING_CHANGE_POLL_MS });
+    store = openStore(config, { clock: opts.clock, backgroundWriter: true, exclusive: true, pruneHistory: true, log, changePollMs: SERVING_CHANGE_POLL_MS, listenForChanges: true });
   }
 
   let simulator: Simulator | undefined;

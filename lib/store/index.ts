@@ -33,6 +33,8 @@ export interface StoreOptions {
    * from the last answer in between (the serving gateway; default 0: at every call).
    */
   changePollMs?: number;
+  /** PostgreSQL: listen for changes made elsewhere, polling only while that connection is down (the serving gateway). */
+  listenForChanges?: boolean;
 }
 
 /**
@@ -61,7 +63,7 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     historyRetentionMs: opts.pruneHistory ? config.history.retention_days * DAY_MS : undefined,
   };
   if (config.storage.postgres !== undefined) {
-    return openPostgresStore({ ...common, url: config.storage.postgres, changePollMs: opts.changePollMs });
+    return openPostgresStore({ ...common, url: config.storage.postgres, changePollMs: opts.changePollMs, listen: opts.listenForChanges });
   }
   return openSqliteStore({ ...common, path: config.storage.sqlite!, backgroundWriter: opts.backgroundWriter ?? false, exclusive: opts.exclusive });
 }

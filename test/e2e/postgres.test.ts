@@ -2,33 +2,19 @@
 // same database serving the same key and honouring a revocation made on the first; a database
 // that goes away (503 with Retry-After) and comes back.
 import t from 'tap';
-import http from 'node:http';
 import { startGateway as startNode } from '../../lib/gateway.js';
 import { silentLogger } from '../../lib/log.js';
 import { startGateway } from '../helpers/gateway.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
+import { postChat } from '../helpers/post-chat.js';
 import { openSql } from '../helpers/sql.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 const skip = await postgresSkip();
 const chat = { model: 'test/gpt', max_tokens: 100, messages: [{ role: 'user', content: 'Hi <<sim words=7>>' }] };
 
-function post(url: string, key: string, body: object): Promise<{ status: number; headers: http.IncomingHttpHeaders; requestId: string; json: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, requestId: String(res.headers['x-request-id']), json: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
+const post = postChat;
 
 const onPostgres = (url: string) => ({ configure: (c: Record<string, any>) => void (c.storage = { postgres: url, commit_interval_ms: 2 }) });
 
@@ -54,7 +40,7 @@ t.test('a gateway on storage.postgres serves a chat request, charges its usage a
 t.test('a second node on the same database serves the same key, and refuses it within a second of its revocation on the first', { skip }, async (t) => {
   const gw = await startGateway({ creditUsd: 10, ...onPostgres(await freshPostgresUrl()) });
   t.teardown(() => gw.close());
-  // A second node as `gateway serve` starts one: its own store and pool, polling for changes.
+  // A second node as `gateway serve` starts one: its own store and pool, listening for changes.
   const other = await startNode(gw.config, { log: silentLogger });
   t.teardown(() => other.close());
   const served = await post(other.url, gw.apiKey, chat);

@@ -3,8 +3,10 @@
 // dropped when the file's tests end; each store a fresh schema in it. Where PostgreSQL is required
 // (GATEWAY_REQUIRE_POSTGRES=1, set by .ci/run) an unreachable server fails the tests instead of
 // skipping them.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pg from 'pg';
+import { silentLogger } from '../../lib/log.js';
+import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../lib/store/postgres/store.js';
 
 export const PG_SERVER = process.env.GATEWAY_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432';
 const required = process.env.GATEWAY_REQUIRE_POSTGRES === '1';
@@ -65,4 +67,12 @@ export async function freshPostgresUrl(): Promise<string> {
   const schema = `s${++schemas}`;
   await admin(database, (c) => c.query(`CREATE SCHEMA ${schema}`));
   return `${PG_SERVER}/${database}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+/** A node: its own PostgreSQL store and pool on the database at `url` (as a separate process would have), opened, closed at teardown. */
+export async function openPgNode(tt: Test, url: string, opts: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
+  const store = openPostgresStore({ url, commitIntervalMs: 2, clock: Date.now, log: silentLogger, ...opts });
+  tt.teardown(() => store.close().catch(() => {}));
+  await store.sync();
+  return store;
 }

@@ -18,7 +18,7 @@ function parseInt8(text: string): number {
   return n;
 }
 
-const types = {
+export const types = {
   getTypeParser: ((oid: number, format?: string) =>
     oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };

@@ -10,6 +10,7 @@ import { PgAccounts } from './accounts.js';
 import { newPgBatch, pgExecutor } from './batch.js';
 import { ChangeCounter } from './changes.js';
 import { Db } from './db.js';
+import { ChangeListener, DEFAULT_LISTENER_TIMINGS, type ListenerTimings } from './listener.js';
 import { PgHistory } from './history.js';
 import { PgApiKeys } from './keys.js';
 import { PgLedger } from './ledger.js';
@@ -30,27 +31,45 @@ export interface PostgresStoreOptions {
   maxUnwrittenRows?: number;
   /** Delete history older than this in the background (the serving gateway); absent: never. */
   historyRetentionMs?: number;
-  /** sync() asks the database at most this often (see ChangeCounter); 0: at every call. */
+  /** sync() asks the database at most this often while not listening (see ChangeCounter); 0: at every call. */
   changePollMs?: number;
+  /** Keep a connection listening for changes (the serving gateway; see ChangeListener). */
+  listen?: boolean;
+  /** The listener's safety read and reconnect delays (tests change them). */
+  listenerTimings?: Partial<ListenerTimings>;
   /** Heartbeat, sweep and dead-node bound (tests shorten them). */
   nodeTimings?: Partial<NodeTimings>;
   /** Connections in the pool. */
   poolSize?: number;
 }
 
-export type PostgresStore = Store & { readonly nodeId: string; readonly nodes: NodeRegistry };
+export type PostgresStore = Store & {
+  readonly nodeId: string;
+  readonly nodes: NodeRegistry;
+  /** Other nodes' changes as this node has seen them. */
+  readonly changes: ChangeCounter;
+  /** Present when opened with `listen`. */
+  readonly listener: ChangeListener | undefined;
+};
 
 export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const log = opts.log ?? stderrLogger;
   const months = new MonthClock(opts.clock);
   const db = new Db(opts.url, log, opts.poolSize);
   const nodes = new NodeRegistry(db, opts.clock, log, { ...DEFAULT_NODE_TIMINGS, ...opts.nodeTimings });
+  const changes = new ChangeCounter(db, opts.changePollMs ?? 0);
+  // Listening starts once migrated: the announcing trigger is migration 002.
+  const listener = opts.listen
+    ? new ChangeListener(opts.url, changes, log, `llm-gateway changes ${nodes.id}`, { ...DEFAULT_LISTENER_TIMINGS, ...opts.listenerTimings })
+    : undefined;
   db.openWith(async () => {
     await migrate(db);
     await nodes.register();
-  }).then(() => nodes.start(), () => {}); // a failed opening is every query's error (sync() reports it)
+  }).then(() => {
+    nodes.start();
+    listener?.start();
+  }, () => {}); // a failed opening is every query's error (sync() reports it)
   const batcher = new WriteBatcher(pgExecutor(db), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
-  const changes = new ChangeCounter(db, opts.changePollMs ?? 0);
   const ledger = new PgLedger(db, batcher, changes, months, nodes.id, log);
   const history = new PgHistory(db, batcher);
   if (opts.historyRetentionMs !== undefined) history.startPruning(opts.historyRetentionMs, opts.clock);
@@ -67,6 +86,8 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     location: db.location,
     nodeId: nodes.id,
     nodes,
+    changes,
+    listener,
     sync() {
       return changes.check();
     },
@@ -79,6 +100,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     close() {
       closed ??= (async () => {
         history.stopPruning();
+        await listener?.stop();
         try {
           await ledger.releaseAll();
           await batcher.close();

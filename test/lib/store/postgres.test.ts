@@ -4,12 +4,12 @@
 import t, { type Test } from 'tap';
 import type { LogLevel } from '../../../lib/log.js';
 import { silentLogger } from '../../../lib/log.js';
-import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../../lib/store/postgres/store.js';
+import { openPostgresStore, type PostgresStore } from '../../../lib/store/postgres/store.js';
 import { pgMigrationsDir } from '../../../lib/store/postgres/migrate.js';
 import type { ReserveResult } from '../../../lib/store/types.js';
 import { readdirSync } from 'node:fs';
 import { checkInvariants } from '../../helpers/invariants.js';
-import { freshPostgresUrl, postgresSkip } from '../../helpers/postgres.js';
+import { freshPostgresUrl, openPgNode, postgresSkip } from '../../helpers/postgres.js';
 import { openSql } from '../../helpers/sql.js';
 import { startTcpProxy } from '../../helpers/tcp-proxy.js';
 import { historyRow, seedAccount } from './fixtures/store.js';
@@ -17,13 +17,7 @@ import { historyRow, seedAccount } from './fixtures/store.js';
 const USD = 1_000_000_000;
 const skip = await postgresSkip();
 
-/** A node: its own store and pool on the database at `url`, closed at teardown. */
-async function node(t: Test, url: string, opts: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
-  const store = openPostgresStore({ url, commitIntervalMs: 2, clock: Date.now, log: silentLogger, ...opts });
-  t.teardown(() => store.close().catch(() => {}));
-  await store.sync();
-  return store;
-}
+const node = openPgNode;
 
 async function nodes(t: Test, n: number): Promise<{ url: string; all: PostgresStore[] }> {
   const url = await freshPostgresUrl();
