@@ -1,9 +1,10 @@
 // auth: finds the caller's API key (Authorization: Bearer, or x-api-key) and loads what it may use
 // into ctx.auth. Lookups are cached; the store's change counter empties the caches whenever keys or
 // routing changed here or in another process (the command line), so a revoked key fails at once.
-// Other processes' changes are read from the database once per event-loop turn: requests handled in
-// one turn arrived together, and a request sent after a command line change finished arrives in a
-// later turn. This process's own changes count at once.
+// Other processes' changes are taken in once per event-loop turn (store.sync(): SQLite reads its
+// change counter; a PostgreSQL node answers from the counter its LISTEN connection keeps current):
+// requests handled in one turn arrived together, and a request sent after a change finished arrives
+// in a later turn. This process's own changes count at once.
 // A keep-alive connection usually sends the same credential headers on every request: each
 // connection remembers the last ones it sent and what they resolved to, so a repeat costs one
 // constant-time comparison instead of parsing, hashing and two cache lookups. A connection may
