@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PageHandler } from '../server.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 import type { AccountContext, DashboardDeps, Limiters, PageContext } from './context.js';
 import { readForm, redirect, sendText, viaTls } from './http.js';
@@ -119,6 +119,11 @@ export function dashboardPages(deps: DashboardDeps): PageHandler {
       if (err instanceof GatewayError && err.status === 413 && ctx && !res.headersSent) {
         res.setHeader('connection', 'close');
         errorPage(ctx, 413, 'Too large', 'That form was too large.');
+      } else if (!res.headersSent && toGatewayError(err).status === 503) {
+        // The database is away (the store logs that): a page to retry with Retry-After, as the API answers.
+        res.setHeader('retry-after', String(toGatewayError(err).retryAfter ?? 5));
+        if (ctx) errorPage(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database at the moment. Please try again shortly.');
+        else sendText(res, 503, 'text/plain; charset=utf-8', 'The dashboard cannot reach its database at the moment. Please try again shortly.');
       } else {
         deps.log('error', 'dashboard page failed', { path, err });
         if (ctx && !res.headersSent) errorPage(ctx, 500, 'Something went wrong', 'The page could not be shown. Please try again.');
