@@ -27,6 +27,7 @@ export type { DashboardDeps } from './context.js';
  * Login throttles: 5 failures for one email from one address, or 20 from one address for any
  * emails, then each attempt waits 1 s, 2 s, 4 s, … up to 15 minutes; forgotten an hour after the
  * last failure. Nobody is locked out: an attacker elsewhere does not slow the owner down.
+ * With N nodes: free failures / N and waits × N on each node.
  */
 const LOGIN_BACKOFF = { free: 5, baseMs: 1000, maxMs: 15 * 60_000, forgetMs: 60 * 60_000 };
 const ADDRESS_BACKOFF = { ...LOGIN_BACKOFF, free: 20 };
@@ -45,9 +46,11 @@ const asset = (file: string) => {
 const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...creditRoutes, ...routingRoutes, ...requestRoutes, ...modelRoutes];
 
 export function dashboardPages(deps: DashboardDeps): PageHandler {
+  // Several nodes on one database share each allowance (lib/dashboard/rate-limit.ts).
+  const liveNodes = () => deps.store.liveNodes?.() ?? 1;
   const limiters: Limiters = {
-    login: new AttemptLimiter(LOGIN_BACKOFF),
-    address: new AttemptLimiter(ADDRESS_BACKOFF),
+    login: new AttemptLimiter(LOGIN_BACKOFF, Date.now, liveNodes),
+    address: new AttemptLimiter(ADDRESS_BACKOFF, Date.now, liveNodes),
   };
 
   async function serve(ctx: PageContext, path: string): Promise<void> {
