@@ -45,6 +45,9 @@ const asset = (file: string) => {
 
 const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...creditRoutes, ...routingRoutes, ...requestRoutes, ...modelRoutes];
 
+/** A failure the API answers 503 (the store's database away): the client may retry. */
+const isUnavailable = (err: unknown) => toGatewayError(err).status === 503;
+
 export function dashboardPages(deps: DashboardDeps): PageHandler {
   // Several nodes on one database share each allowance (lib/dashboard/rate-limit.ts).
   const liveNodes = () => deps.store.liveNodes?.() ?? 1;
@@ -122,9 +125,9 @@ export function dashboardPages(deps: DashboardDeps): PageHandler {
       if (err instanceof GatewayError && err.status === 413 && ctx && !res.headersSent) {
         res.setHeader('connection', 'close');
         errorPage(ctx, 413, 'Too large', 'That form was too large.');
-      } else if (!res.headersSent && toGatewayError(err).status === 503) {
+      } else if (!res.headersSent && isUnavailable(err)) {
         // The database is away (the store logs that): a page to retry with Retry-After, as the API answers.
-        res.setHeader('retry-after', String(toGatewayError(err).retryAfter ?? 5));
+        res.setHeader('retry-after', String(toGatewayError(err).retryAfter));
         if (ctx) errorPage(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database at the moment. Please try again shortly.');
         else sendText(res, 503, 'text/plain; charset=utf-8', 'The dashboard cannot reach its database at the moment. Please try again shortly.');
       } else {

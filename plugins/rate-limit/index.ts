@@ -41,7 +41,7 @@ const rpmOf = (auth: AuthInfo, d: RateLimitsConfig) => auth.rpm ?? d.requests_pe
 const tpmOf = (auth: AuthInfo, d: RateLimitsConfig) => auth.tpm ?? d.tokens_per_minute;
 
 /** A share as a header: whole units, at least 1 (a smaller share still admits one at a time). */
-const headerLimit = (share: number) => Math.max(1, Math.floor(share + 1e-9));
+const headerLimit = (share: number) => (share > 0 ? Math.max(1, Math.floor(share + 1e-9)) : 0);
 
 function setHeaders(ctx: RequestContext, w: KeyWindows, rpm: number, tpm: number, now: number): void {
   const h = (ctx.responseHeaders ??= {});
