@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PageHandler } from '../server.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 import type { AccountContext, DashboardDeps, Limiters, PageContext } from './context.js';
 import { readForm, redirect, sendText, viaTls } from './http.js';
@@ -27,6 +27,7 @@ export type { DashboardDeps } from './context.js';
  * Login throttles: 5 failures for one email from one address, or 20 from one address for any
  * emails, then each attempt waits 1 s, 2 s, 4 s, … up to 15 minutes; forgotten an hour after the
  * last failure. Nobody is locked out: an attacker elsewhere does not slow the owner down.
+ * With N nodes: free failures / N and waits × N on each node.
  */
 const LOGIN_BACKOFF = { free: 5, baseMs: 1000, maxMs: 15 * 60_000, forgetMs: 60 * 60_000 };
 const ADDRESS_BACKOFF = { ...LOGIN_BACKOFF, free: 20 };
@@ -44,10 +45,15 @@ const asset = (file: string) => {
 
 const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...creditRoutes, ...routingRoutes, ...requestRoutes, ...modelRoutes];
 
+/** A failure the API answers 503 (the store's database away): the client may retry. */
+const isUnavailable = (err: unknown) => toGatewayError(err).status === 503;
+
 export function dashboardPages(deps: DashboardDeps): PageHandler {
+  // Several nodes on one database share each allowance (lib/dashboard/rate-limit.ts).
+  const liveNodes = () => deps.store.liveNodes?.() ?? 1;
   const limiters: Limiters = {
-    login: new AttemptLimiter(LOGIN_BACKOFF),
-    address: new AttemptLimiter(ADDRESS_BACKOFF),
+    login: new AttemptLimiter(LOGIN_BACKOFF, Date.now, liveNodes),
+    address: new AttemptLimiter(ADDRESS_BACKOFF, Date.now, liveNodes),
   };
 
   async function serve(ctx: PageContext, path: string): Promise<void> {
@@ -119,6 +125,11 @@ export function dashboardPages(deps: DashboardDeps): PageHandler {
       if (err instanceof GatewayError && err.status === 413 && ctx && !res.headersSent) {
         res.setHeader('connection', 'close');
         errorPage(ctx, 413, 'Too large', 'That form was too large.');
+      } else if (!res.headersSent && isUnavailable(err)) {
+        // The database is away (the store logs that): a page to retry with Retry-After, as the API answers.
+        res.setHeader('retry-after', String(toGatewayError(err).retryAfter));
+        if (ctx) errorPage(ctx, 503, 'Unavailable', 'The dashboard cannot reach its database at the moment. Please try again shortly.');
+        else sendText(res, 503, 'text/plain; charset=utf-8', 'The dashboard cannot reach its database at the moment. Please try again shortly.');
       } else {
         deps.log('error', 'dashboard page failed', { path, err });
         if (ctx && !res.headersSent) errorPage(ctx, 500, 'Something went wrong', 'The page could not be shown. Please try again.');

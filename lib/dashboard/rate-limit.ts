@@ -3,6 +3,9 @@
 // (from baseMs up to maxMs). Slowing down rather than locking out: whoever knows an email cannot
 // lock its owner out, and guessing slows exponentially. A name is forgotten forgetMs after its
 // last failure.
+// With N gateway nodes on one database each node counts on its own and takes 1/N of the
+// allowance: free failures divided by N (at least one), every wait multiplied by N, so all nodes
+// together admit about the attempts one node would (no database round trip per attempt).
 import { LRUCache } from 'lru-cache';
 
 export interface BackoffPolicy {
@@ -31,7 +34,12 @@ export class AttemptLimiter {
     sizeCalculation: (_v, name) => name.length + 1,
   });
 
-  constructor(private readonly policy: BackoffPolicy, private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly policy: BackoffPolicy,
+    private readonly clock: () => number = Date.now,
+    /** Live gateway nodes sharing the allowance. */
+    private readonly nodes: () => number = () => 1,
+  ) {}
 
   /** Milliseconds until `name` may try again; 0 when it may now. */
   retryAfter(name: string): number {
@@ -43,8 +51,9 @@ export class AttemptLimiter {
   fail(name: string): void {
     const now = this.clock();
     const count = (this.current(name)?.count ?? 0) + 1;
-    const over = count - this.policy.free;
-    const until = over < 0 ? 0 : now + Math.min(this.policy.maxMs, this.policy.baseMs * 2 ** over);
+    const n = Math.max(1, this.nodes());
+    const over = count - this.free(n);
+    const until = over < 0 ? 0 : now + n * Math.min(this.policy.maxMs, this.policy.baseMs * 2 ** over);
     this.failures.set(name, { count, last: now, until });
   }
 
@@ -53,7 +62,12 @@ export class AttemptLimiter {
     const f = this.current(name);
     if (!f) return;
     if (f.count <= 1) this.failures.delete(name);
-    else this.failures.set(name, { ...f, count: f.count - 1, until: f.count - 1 < this.policy.free ? 0 : f.until });
+    else this.failures.set(name, { ...f, count: f.count - 1, until: f.count - 1 < this.free(Math.max(1, this.nodes())) ? 0 : f.until });
+  }
+
+  /** This node's free failures when `n` nodes share them. */
+  private free(n: number): number {
+    return Math.max(1, Math.floor(this.policy.free / n));
   }
 
   reset(name: string): void {

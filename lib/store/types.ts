@@ -298,6 +298,11 @@ export interface Store {
    * changed.
    */
   sync(): Promise<number>;
+  /**
+   * Gateway processes sharing this store and alive (this one included, at least 1); limits kept
+   * in memory per process give each 1/N of their allowance. Absent: the only one (SQLite).
+   */
+  liveNodes?(): number;
   /** The change counter as this process knows it (its own changes and the last sync's), without asking the database. */
   changeVersion(): number;
   /** Write everything queued now; resolves once it is committed (by the writer thread, when there is one). */

@@ -6,6 +6,8 @@
 // per limit and a few float operations per request (no timestamps per request, as a sliding
 // log needs, and no boundary burst of twice the limit, as a fixed window allows). The remaining
 // allowance and the time to a full one (OpenAI's "reset") follow from the same number.
+// With N gateway nodes each enforces a 1/N share of the key's limit (nodeShare): no round trip
+// per request, and a key spread evenly over the nodes gets its limit in total.
 import { LRUCache } from 'lru-cache';
 
 export const WINDOW_MS = 60_000;
@@ -20,11 +22,19 @@ export interface KeyWindows {
 
 export type LimitName = keyof KeyWindows;
 
-/** Admit `cost` units at `now` under `perMinute`: 0 when admitted (and counted), else ms to wait. */
-export function admit(w: KeyWindows, name: LimitName, perMinute: number, cost: number, now: number): number {
+/**
+ * Admit `cost` units at `now` under `perMinute`: 0 when admitted (and counted), else ms to wait.
+ * A cost above a minute's allowance never fits, unless `shared`: a node's share of a key's limit
+ * can be smaller than one request the key may make, so such a cost is admitted when the key owes
+ * nothing on this node, and its debt is paid off before the next.
+ */
+export function admit(w: KeyWindows, name: LimitName, perMinute: number, cost: number, now: number, shared = false): number {
   const after = Math.max(w[name], now) + (cost * WINDOW_MS) / perMinute;
   const over = after - now - WINDOW_MS;
-  if (over > EPSILON_MS) return over;
+  if (over > EPSILON_MS) {
+    if (!shared) return over;
+    if (w[name] > now) return Math.min(over, w[name] - now);
+  }
   w[name] = after;
   return 0;
 }
@@ -48,6 +58,9 @@ export function correct(w: KeyWindows, name: LimitName, perMinute: number, delta
   if (ms > 0) w[name] = Math.max(w[name], now) + ms;
   else w[name] -= Math.min(-ms, Math.max(0, admittedUntil - now));
 }
+
+/** This node's part of a per-minute limit shared by `liveNodes` nodes (burst included). */
+export const nodeShare = (perMinute: number, liveNodes: number): number => perMinute / Math.max(1, liveNodes);
 
 /**
  * The windows of recently active keys. Bounded: past `max` keys the least recently used is

@@ -45,3 +45,27 @@ t.test('memory stays bounded under a flood of long names', async (t) => {
   for (let i = 0; i < 60_000; i++) l.fail(`n${i}`);
   t.ok(l.size <= 50_000, `${l.size} short names kept`);
 });
+
+t.test('N nodes share the allowance: free failures divided by N, each wait multiplied by N', async (t) => {
+  let now = 0;
+  let nodes = 2;
+  const l = new AttemptLimiter(policy, () => now, () => nodes);
+  const waits: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    now += l.retryAfter('a');
+    l.fail('a');
+    waits.push(l.retryAfter('a'));
+  }
+  // One free failure per node (3 / 2: no wait before the first), then 2 s, 4 s, 8 s, … (1 s, 2 s, 4 s, … times 2):
+  // two nodes together admit no more attempts than one node alone.
+  t.same(waits, [2000, 4000, 8000, 16_000, 32_000]);
+  l.forgive('a');
+  t.equal(l.retryAfter('a'), 32_000, 'a wait already due stays');
+  nodes = 5;
+  const b = new AttemptLimiter(policy, () => now, () => nodes);
+  b.fail('b');
+  t.equal(b.retryAfter('b'), 5000, 'more nodes than free failures: one each');
+  nodes = 1000;
+  for (let i = 0; i < 30; i++) b.fail('b');
+  t.equal(b.retryAfter('b'), 1000 * policy.maxMs, 'the cap is a node\'s share too');
+});

@@ -10,6 +10,8 @@
 // A node that could not reach the database does not sweep until it has been back for a whole
 // bound: after an outage every node's last heartbeat is old, and the first node back must not take
 // the others, which have not had their chance to beat yet, for dead.
+// Each heartbeat also counts the live nodes (this one included): per-node limits (rate limits,
+// login back-off) take 1/N of their allowance each, with no round trip per request.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.js';
@@ -29,6 +31,11 @@ export const DEFAULT_NODE_TIMINGS: NodeTimings = { heartbeatMs: HEARTBEAT_MS, sw
 
 const REGISTER = `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, gateway_now_ms(), gateway_now_ms())
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`;
+
+/** Beat, and count the other nodes alive (the same bound as the sweep's). */
+const HEARTBEAT = `WITH beat AS (UPDATE nodes SET heartbeat_at = gateway_now_ms() WHERE id = $1 RETURNING id)
+  SELECT (SELECT COUNT(*) FROM beat) AS beat,
+    (SELECT COUNT(*) FROM nodes WHERE id <> $1 AND heartbeat_at >= gateway_now_ms() - $2) AS others`;
 
 /**
  * Holds whose node has not heartbeaten within the bound (or has no row: it closed with holds it
@@ -50,6 +57,7 @@ export class NodeRegistry {
   private stopped = false;
   /** Until this time (ms, the store's clock) this node does not sweep: it lately failed to reach the database. */
   private noSweepBefore = 0;
+  private live = 1;
 
   constructor(
     private readonly db: Db,
@@ -72,13 +80,23 @@ export class NodeRegistry {
     this.sweepTimer = setInterval(sweep, this.timings.sweepMs);
     this.heartbeatTimer.unref();
     this.sweepTimer.unref();
+    void this.heartbeat().catch(() => {}); // the live count at once, not a heartbeat later
     sweep();
+  }
+
+  /**
+   * Gateway nodes alive at the last heartbeat (this one and those that beat within the bound), at
+   * least 1. While the database is away it stays as last seen.
+   */
+  liveNodes(): number {
+    return this.live;
   }
 
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
-    const beat = await this.reaching(this.db.one(`UPDATE nodes SET heartbeat_at = gateway_now_ms() WHERE id = $1 RETURNING id`, [this.id]));
-    if (beat || this.stopped) return;
+    const r = (await this.reaching(this.db.one<{ beat: number; others: number }>(HEARTBEAT, [this.id, this.timings.deadAfterMs])))!;
+    this.live = 1 + Number(r.others);
+    if (Number(r.beat) > 0 || this.stopped) return;
     this.log('error', 'store: this node was taken for dead (no heartbeat within the bound) and other nodes released its holds; ' +
       'charges of requests it had in flight are not recorded. It registers again.', { node: this.id, dead_after_ms: this.timings.deadAfterMs });
     await this.db.query(REGISTER, [this.id, hostname(), process.pid]);

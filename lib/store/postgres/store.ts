@@ -86,6 +86,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     location: db.location,
     nodeId: nodes.id,
     nodes,
+    liveNodes: () => nodes.liveNodes(),
     changes,
     listener,
     sync() {

@@ -1,6 +1,6 @@
 // The limiter's arithmetic on an explicit clock (every call takes `now`): no sleeps.
 import t from 'tap';
-import { KeyLimiter, WINDOW_MS, admit, correct, goDuration, remaining, resetMs, type KeyWindows } from '../../../plugins/rate-limit/gcra.js';
+import { KeyLimiter, WINDOW_MS, admit, correct, goDuration, nodeShare, remaining, resetMs, type KeyWindows } from '../../../plugins/rate-limit/gcra.js';
 
 const fresh = (): KeyWindows => ({ requests: -Infinity, tokens: -Infinity });
 
@@ -92,4 +92,31 @@ t.test('OpenAI / Go duration notation', async (t) => {
     [8640, '8.64s'], [60_000, '1m0s'], [360_000, '6m0s'], [90_500, '1m30.5s'], [3_600_000, '1h0m0s'],
   ];
   for (const [ms, s] of cases) t.equal(goDuration(ms), s, `${ms} ms`);
+});
+
+t.test("a node's share of a key's limit: 1/N of the rate and of the burst", async (t) => {
+  t.equal(nodeShare(600, 1), 600);
+  t.equal(nodeShare(600, 3), 200);
+  t.equal(nodeShare(600, 0), 600, 'never more than the whole limit');
+  const w = fresh();
+  const share = nodeShare(60, 2);
+  let admitted = 0;
+  while (admit(w, 'requests', share, 1, 0, true) === 0) admitted++;
+  t.equal(admitted, 30, 'half the burst on one of two nodes');
+  t.equal(admit(w, 'requests', share, 1, 0, true), 2000, 'then one every 2 s (half the rate)');
+  t.equal(admit(w, 'requests', share, 1, 2000, true), 0);
+});
+
+t.test('a share smaller than one cost admits one at a time, once the key owes nothing', async (t) => {
+  const w = fresh();
+  const share = nodeShare(1, 3); // one request per 3 minutes on this node
+  t.equal(admit(w, 'requests', share, 1, 0, true), 0, 'the first is admitted');
+  t.equal(admit(w, 'requests', share, 1, 0, true), 180_000, 'the next waits until the debt is paid');
+  t.equal(admit(w, 'requests', share, 1, 179_999, true), 1);
+  t.equal(admit(w, 'requests', share, 1, 180_000, true), 0);
+  const tokens = fresh();
+  t.equal(admit(tokens, 'tokens', 1000, 1500, 0), 30_000, 'not shared: never fits');
+  t.equal(admit(tokens, 'tokens', 1000, 1500, 0, true), 0, 'a request above a minute of the share, with nothing owed');
+  t.equal(Math.round(admit(tokens, 'tokens', 1000, 1, 0, true)), 30_060, 'the next waits until its debt (90 s) is back within a minute');
+  t.equal(admit(tokens, 'tokens', 1000, 1500, 0, true), 90_000, 'another oversized one waits until nothing is owed');
 });
