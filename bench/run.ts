@@ -524,6 +524,7 @@ function report(
     gateway: gatewayPeak('gateway', 'gateway'),
     billingOff: gatewayPeak('gateway-billing-off', 'gateway-billing-off'),
     bare: gatewayPeak('bare-proxy', 'bare-proxy'),
+    postgresNode: gatewayPeak('gateway-pg-2', 'gateway-pg-a'),
   };
   for (const v of validation) {
     const sf = results.find((r) => r.scenario.client === v.route && r.scenario.upstream === v.route && !r.scenario.stream)
@@ -562,7 +563,7 @@ function report(
     worstBodyReport(worstBodies),
     '',
     `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
-      `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB ` +
+      `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB, gateway postgres node ${peak.postgresNode?.toFixed(1) ?? '-'} MB ` +
       `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
     '',
     ...(pgTrips
