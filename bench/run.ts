@@ -422,20 +422,21 @@ async function main(): Promise<void> {
         pgDb = db;
         const pgConfig = writeConfig(dir, 'postgres', gatewayConfig(sim.url, { postgres: db.url }));
         servers.pgApiKey = await tryStart('PostgreSQL mode: account and key setup', () => createBenchKey(pgConfig), untested);
-        const nodes = servers.pgApiKey
-          ? await tryStart('PostgreSQL mode: two gateway nodes', async () => [
-              await startGatewayProcess('gateway-pg-a', pgConfig),
-              await startGatewayProcess('gateway-pg-b', pgConfig),
-            ], untested)
-          : undefined;
-        if (nodes) {
-          servers.pgNodes = nodes;
-          pgTransactionsAtStart = await db.transactions();
-          pgStartedAt = Date.now();
+        // Counted from before the nodes start (the setup commands have exited, so their counts are in): the nodes' whole life.
+        pgTransactionsAtStart = await db.transactions();
+        pgStartedAt = Date.now();
+        const nodes: Child[] = [];
+        for (const name of servers.pgApiKey ? ['gateway-pg-a', 'gateway-pg-b'] : []) {
+          const node = await tryStart(`PostgreSQL mode: gateway node ${name}`, () => startGatewayProcess(name, pgConfig), untested);
+          if (!node) break;
+          nodes.push(node);
+          children.push(node); // stopped at the end even if the other does not start
+          startupRss[name] = peakRssMb(node.pid);
         }
+        if (nodes.length === 2) servers.pgNodes = nodes;
       }
     }
-    for (const c of [servers.gateway, servers.billingOff, servers.bare, ...(servers.pgNodes ?? [])]) {
+    for (const c of [servers.gateway, servers.billingOff, servers.bare]) {
       if (!c) continue;
       children.push(c);
       startupRss[c.name] = peakRssMb(c.pid);
@@ -499,7 +500,8 @@ function placementLines(children: Child[]): string[] {
       'processes are not pinned, the OS schedules them',
     `  load generator + in-process validation timing: this process, pid ${process.pid}`,
     ...children.map((c) => `  ${c.name}: child process pid ${c.pid}, ${c.url}`),
-    '  one server is under load at a time; direct runs send the same requests straight to the simulator',
+    '  one server is under load at a time (PostgreSQL mode with 2 nodes: both, the load generator sending to each in turn, ' +
+      'their CPU summed); direct runs send the same requests straight to the simulator',
   ];
 }
 
