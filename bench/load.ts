@@ -7,6 +7,11 @@ import { hrtime } from 'node:process';
 
 export interface Target {
   port: number;
+  /**
+   * More ports of the same service (other gateway nodes): requests go round-robin over `port` and
+   * these, each on its own keep-alive connections. The bench's own load balancer, without a proxy hop.
+   */
+  morePorts?: number[];
   path: string;
   /** Complete request headers, content-length included. */
   headers: http.OutgoingHttpHeaders;
@@ -97,7 +102,9 @@ export function openLoop(target: Target, agent: http.Agent, rate: number, durati
 
 /** The shared state of one load run: request options and the recorded figures. */
 class Run {
-  readonly options: http.RequestOptions;
+  /** One request options object per port, used round-robin. */
+  private readonly optionsByPort: http.RequestOptions[];
+  private nextPort = 0;
   readonly body: Buffer;
   readonly start = hrtime.bigint();
   inFlight = 0;
@@ -110,8 +117,17 @@ class Run {
   sample?: Sample;
 
   constructor(target: Target, agent: http.Agent) {
-    this.options = { host: '127.0.0.1', port: target.port, path: target.path, method: 'POST', headers: target.headers, agent };
+    this.optionsByPort = [target.port, ...(target.morePorts ?? [])].map((port) => ({
+      host: '127.0.0.1', port, path: target.path, method: 'POST', headers: target.headers, agent,
+    }));
     this.body = target.body;
+  }
+
+  /** The next request's options (the next port in turn). */
+  options(): http.RequestOptions {
+    const o = this.optionsByPort[this.nextPort];
+    this.nextPort = (this.nextPort + 1) % this.optionsByPort.length;
+    return o;
   }
 
   record(latencyNs: number, ttfbNs: number, end: bigint): void {
@@ -169,7 +185,7 @@ class Slot {
     this.first = 0n;
     this.run.inFlight++;
     this.t0 = hrtime.bigint();
-    const req = http.request(this.run.options, this.onResponse);
+    const req = http.request(this.run.options(), this.onResponse);
     req.on('error', this.onError);
     req.end(this.run.body);
   }

@@ -3,7 +3,8 @@ import type { Scenario } from './scenarios.js';
 import { streamPairs } from './scenarios.js';
 import type { ValidationFigures } from './validation.js';
 
-export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'bare-proxy';
+/** gateway-pg: billing on, PostgreSQL store, one node; gateway-pg-2: two such nodes, the load spread round-robin. */
+export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'bare-proxy' | 'gateway-pg' | 'gateway-pg-2';
 
 export interface RunFigures {
   via: Via;
@@ -67,7 +68,14 @@ export interface ValidationShare extends ValidationFigures {
 /** Other processes' CPU use (% of one core) above which a run's figures are flagged. */
 const BUSY_PERCENT = 20;
 
-const VIA_LABEL: Record<Via, string> = { direct: 'direct', gateway: 'gateway', 'gateway-billing-off': 'gw billing-off', 'bare-proxy': 'bare proxy' };
+const VIA_LABEL: Record<Via, string> = {
+  direct: 'direct',
+  gateway: 'gateway',
+  'gateway-billing-off': 'gw billing-off',
+  'bare-proxy': 'bare proxy',
+  'gateway-pg': 'gw postgres 1 node',
+  'gateway-pg-2': 'gw postgres 2 nodes',
+};
 const label = (r: RunFigures) => `${r.loop === 'closed' ? `closed c=${r.concurrency}` : `open ${r.rate}/s`} ${VIA_LABEL[r.via]}`;
 
 /** The direct run under the same load. */
@@ -197,6 +205,12 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     const d = r && baselineOf(sf.runs, r);
     return r && d && r[key] !== undefined && d[key] !== undefined ? r[key]! - d[key]! : undefined;
   };
+  /** A PostgreSQL-mode run's latency minus the SQLite-mode gateway's, open loop at `atRate`. */
+  const overSqlite = (sf: ScenarioFigures, via: Via, key: 'p50Ms' | 'p99Ms') => {
+    const r = find(sf.runs, via, 'open', atRate);
+    const sqlite = gw(sf, 'open', atRate);
+    return r && sqlite ? r[key] - sqlite[key] : undefined;
+  };
   const id = (sf: ScenarioFigures) => sf.scenario.id;
   const byId = (id: string) => results.find((sf) => sf.scenario.id === id);
   const pairs = streamPairs.flatMap(([conv, pass]) => {
@@ -242,6 +256,16 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     check('gateway peak RSS', '< 100 MB', 100, true, peakRssMb === undefined ? undefined : { where: 'whole run', value: peakRssMb }, (v) => `${v.toFixed(1)} MB`),
     check('billing on vs off throughput', '>= 85%', 0.85, false,
       worst(results, (sf) => pairedThroughputRatio(gw(sf, 'closed'), find(sf.runs, 'gateway-billing-off', 'closed')), id, false), percent),
+    // PostgreSQL mode against SQLite mode (billing on both), where it ran (the passthrough scenarios).
+    check(`PostgreSQL 1 node: added p50 at ${atRate} req/s over SQLite`, '<= +0.3 ms', 0.3, true,
+      worst(results, (sf) => overSqlite(sf, 'gateway-pg', 'p50Ms'), id, true), ms),
+    info('  its added p99 over SQLite', worst(results, (sf) => overSqlite(sf, 'gateway-pg', 'p99Ms'), id, true), ms),
+    info('  2 nodes: added p50 over SQLite', worst(results, (sf) => overSqlite(sf, 'gateway-pg-2', 'p50Ms'), id, true), ms),
+    check('PostgreSQL 1 node vs SQLite throughput', '>= 80%', 0.8, false,
+      worst(results, (sf) => pairedThroughputRatio(find(sf.runs, 'gateway-pg', 'closed'), gw(sf, 'closed')), id, false), percent),
+    check('PostgreSQL 2 nodes vs 1 node throughput (2 shared cores)', '>= 100%', 1, false,
+      worst(results, (sf) => pairedThroughputRatio(find(sf.runs, 'gateway-pg-2', 'closed'), find(sf.runs, 'gateway-pg', 'closed')), id, false), percent),
+    info('  PostgreSQL CPU per request, 1 node (non-stream)', worst(plain, (sf) => find(sf.runs, 'gateway-pg', 'closed')?.cpuUsPerReq, id, true), us),
     check('converted vs passthrough stream throughput', '>= 80%', 0.8, false,
       worst(pairs, ({ c, p }) => ratio(gw(c, 'closed')?.reqPerSec, gw(p, 'closed')?.reqPerSec), ({ c, p }) => `${id(c)} / ${id(p)}`, false), percent),
     check('validation share of per-request CPU', '< 5%', 0.05, true,

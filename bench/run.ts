@@ -35,6 +35,7 @@ import { measureValidation } from './validation.js';
 import { measureBillingHooks } from './billing-hooks.js';
 import { measureWorstBodies, worstBodyReport, type WorstBodyFigures } from './worst-body.js';
 import { measureRateLimitHooks } from './rate-limit-hooks.js';
+import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
 
 const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
@@ -45,7 +46,10 @@ const USAGE = `usage: npm run bench -- [options]
                      the median is reported. Open-loop runs are split into as many interleaved
                      slices, their answers pooled (default 4, --quick 1)
   --rates R,R        open-loop offered rates, req/s (default 200,1000; latency targets use the last)
-  --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})`;
+  --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})
+  --no-postgres      leave out PostgreSQL mode (by default, where PostgreSQL answers at
+                     GATEWAY_BENCH_POSTGRES or postgres://postgres@127.0.0.1:5432, the passthrough
+                     scenarios also run one and two billing-on gateway nodes on a fresh database)`;
 
 interface Options {
   durationMs: number;
@@ -54,6 +58,7 @@ interface Options {
   rounds: number;
   rates: number[];
   scenarios: Scenario[];
+  postgres: boolean;
 }
 
 function options(argv: string[]): Options | undefined {
@@ -67,6 +72,7 @@ function options(argv: string[]): Options | undefined {
       rounds: { type: 'string' },
       rates: { type: 'string' },
       only: { type: 'string' },
+      'no-postgres': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -86,6 +92,7 @@ function options(argv: string[]): Options | undefined {
     rounds: Math.round(positive('rounds', values.rounds, values.quick ? 1 : 4)),
     rates: (values.rates ?? '200,1000').split(',').map((r) => positive('rates', r, 0)),
     scenarios: only ? scenarios.filter((s) => only.includes(s.id)) : scenarios,
+    postgres: !values['no-postgres'],
   };
 }
 
@@ -101,6 +108,11 @@ interface Servers {
   billingOff?: Child;
   bare?: Child;
   apiKey?: string;
+  /** PostgreSQL mode: two gateway nodes on one database (the first alone is the one-node run), and their key. */
+  pgNodes?: Child[];
+  pgApiKey?: string;
+  /** Requests sent to the PostgreSQL nodes (warm-ups included) and the time they were under load, for the round trips per request. */
+  pgLoad: { requests: number; ms: number };
 }
 
 /** The servers in the order of interleaved pass `i`: every other pass reversed, so none always runs right after the same other. */
@@ -114,7 +126,8 @@ const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy';
  * (an open-loop measurement is split into slices interleaved with the other servers').
  */
 class ServerLoad {
-  private readonly gwPid: number | undefined;
+  /** The gateway processes under load (none for direct runs). */
+  private readonly gwPids: number[];
   private readonly target: Target;
   private readonly agent: http.Agent;
   private readonly results: LoadResult[] = [];
@@ -128,40 +141,57 @@ class ServerLoad {
     private readonly via: Via,
     private readonly load: { concurrency: number } | { rate: number },
   ) {
-    const server = { direct: servers.sim, gateway: servers.gateway, 'gateway-billing-off': servers.billingOff, 'bare-proxy': servers.bare }[via]!;
-    this.gwPid = via === 'direct' ? undefined : server.pid;
-    this.target = requestTarget(s, Number(new URL(server.url).port), upstreamDirect(via) ? UPSTREAM_KEY : (servers.apiKey ?? 'none'));
+    const pg = servers.pgNodes ?? [];
+    const targets = {
+      direct: [servers.sim],
+      gateway: [servers.gateway!],
+      'gateway-billing-off': [servers.billingOff!],
+      'bare-proxy': [servers.bare!],
+      'gateway-pg': pg.slice(0, 1),
+      'gateway-pg-2': pg,
+    }[via];
+    this.gwPids = via === 'direct' ? [] : targets.map((c) => c.pid);
+    const key = upstreamDirect(via) ? UPSTREAM_KEY : via.startsWith('gateway-pg') ? servers.pgApiKey! : (servers.apiKey ?? 'none');
+    const [port, ...morePorts] = targets.map((c) => Number(new URL(c.url).port));
+    this.target = { ...requestTarget(s, port, key), morePorts };
     this.agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
   }
 
   private async go(durationMs: number): Promise<LoadResult> {
     // A server that stops answering must not hang the bench: its connections are cut, the requests fail.
     const watchdog = setTimeout(() => this.agent.destroy(), durationMs + STALL_MS);
+    const started = hrtime.bigint();
     try {
-      return await ('rate' in this.load
+      const r = await ('rate' in this.load
         ? openLoop(this.target, this.agent, this.load.rate, durationMs, OPEN_LOOP_SOCKETS)
         : closedLoop(this.target, this.agent, this.load.concurrency, durationMs));
+      if (this.via.startsWith('gateway-pg')) {
+        this.servers.pgLoad.requests += r.ok + r.errors;
+        this.servers.pgLoad.ms += ms(Number(hrtime.bigint() - started));
+      }
+      return r;
     } finally {
       clearTimeout(watchdog);
     }
   }
 
   async warmUp(): Promise<void> {
-    if (this.gwPid) resetPeakRss(this.gwPid);
+    for (const pid of this.gwPids) resetPeakRss(pid);
     this.problem = sampleProblem(this.s, this.via, await this.go(this.o.warmupMs));
   }
 
   async run(durationMs: number): Promise<void> {
-    const before = cpuSnapshot(this.servers.sim.pid, this.gwPid);
+    const before = cpuSnapshot(this.servers.sim.pid, this.gwPids);
     this.results.push(await this.go(durationMs));
-    const used = cpuUse(before, cpuSnapshot(this.servers.sim.pid, this.gwPid));
+    const used = cpuUse(before, cpuSnapshot(this.servers.sim.pid, this.gwPids));
     for (const k of Object.keys(this.cpu) as (keyof typeof this.cpu)[]) this.cpu[k] += used[k];
   }
 
   /** The pooled runs' figures; the connections are closed. */
   figures(): RunFigures {
     this.agent.destroy();
-    const { s, via, load, gwPid, cpu } = this;
+    const { s, via, load, gwPids, cpu } = this;
+    const gwPid = gwPids.length > 0;
     const r = pool(this.results);
     const pct = (cpuMs: number) => (cpuMs / cpu.wallMs) * 100;
     const figures: RunFigures = {
@@ -180,7 +210,8 @@ class ServerLoad {
         ? {
             cpuUsPerReq: (cpu.gatewayMs * 1000) / (r.ok + r.errors),
             mainThreadCpuUsPerReq: (cpu.gatewayMainMs * 1000) / (r.ok + r.errors),
-            peakRssMb: peakRssMb(gwPid),
+            // Several nodes: the largest one's.
+            peakRssMb: Math.max(...gwPids.map(peakRssMb)),
           }
         : {}),
       cpuPercent: {
@@ -257,13 +288,15 @@ interface CpuSnapshot {
   machineMs: number;
 }
 
-function cpuSnapshot(simPid: number, gwPid: number | undefined): CpuSnapshot {
+/** `gwPids`: the gateway processes under load, their CPU summed. */
+function cpuSnapshot(simPid: number, gwPids: number[]): CpuSnapshot {
+  const sum = (f: (pid: number) => number) => gwPids.reduce((n, pid) => n + f(pid), 0);
   return {
     at: hrtime.bigint(),
     loadgen: process.cpuUsage(),
     simulatorMs: cpuMs(simPid),
-    gatewayMs: gwPid ? cpuMs(gwPid) : 0,
-    gatewayMainMs: gwPid ? mainThreadCpuMs(gwPid) : 0,
+    gatewayMs: sum(cpuMs),
+    gatewayMainMs: sum(mainThreadCpuMs),
     machineMs: machineBusyMs(),
   };
 }
@@ -306,6 +339,8 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
   if (servers.gateway) vias.push('gateway');
   if (servers.billingOff) vias.push('gateway-billing-off');
   if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
+  // PostgreSQL mode beside SQLite mode on the passthrough scenarios: the store's cost does not depend on the conversion.
+  if (servers.pgNodes && s.client === s.upstream) vias.push('gateway-pg', 'gateway-pg-2');
   const rounds = new Map<Via, RunFigures[]>(vias.map((v) => [v, []]));
   for (let i = 0; i < o.rounds; i++) {
     for (const via of passOrder(vias, i)) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
@@ -344,8 +379,8 @@ async function tryStart<T>(what: string, start: () => Promise<T>, untested: stri
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
-  const runsPerScenario = 4 * o.rounds + 4 * o.rates.length;
-  const estimateS = ((o.durationMs + o.warmupMs) / 1000) * runsPerScenario * o.scenarios.length;
+  const runsPerScenario = (s: Scenario) => (s.client === s.upstream ? (o.postgres ? 6 : 4) : 3) * (o.rounds + o.rates.length);
+  const estimateS = ((o.durationMs + o.warmupMs) / 1000) * o.scenarios.reduce((n, s) => n + runsPerScenario(s), 0);
   process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
 
   process.stderr.write('timing request validation in-process…\n');
@@ -364,16 +399,43 @@ async function main(): Promise<void> {
   const results: ScenarioFigures[] = [];
   const startupRss: Record<string, number> = {};
   const placement: string[] = [];
+  let pgDb: BenchDatabase | undefined;
+  let pgTransactionsAtStart = 0;
+  let pgStartedAt = 0;
+  let pgTrips: RoundTrips | undefined;
   try {
     const sim = await startSimulatorProcess();
     children.push(sim);
-    const servers: Servers = { sim };
+    const servers: Servers = { sim, pgLoad: { requests: 0, ms: 0 } };
     const onConfig = writeConfig(dir, 'billing-on', gatewayConfig(sim.url, join(dir, 'billing-on.db')));
     const offConfig = writeConfig(dir, 'billing-off', gatewayConfig(sim.url, join(dir, 'billing-off.db'), BILLING_OFF_PLUGINS));
     servers.apiKey = await tryStart('account and key setup (gateway accounts/credits/keys commands)', () => createBenchKey(onConfig), untested);
     if (servers.apiKey) servers.gateway = await tryStart('gateway (billing on)', () => startGatewayProcess('gateway', onConfig), untested);
     servers.billingOff = await tryStart('gateway (billing off)', () => startGatewayProcess('gateway-billing-off', offConfig), untested);
     servers.bare = await tryStart('bare node:http proxy (the reference)', () => startBareProxyProcess(sim.url), untested);
+    if (o.postgres) {
+      const db = await createBenchDatabase();
+      if (typeof db === 'string') {
+        untested.push(`PostgreSQL mode: ${db}`);
+        process.stderr.write(`!! PostgreSQL mode skipped: ${db}\n`);
+      } else {
+        pgDb = db;
+        const pgConfig = writeConfig(dir, 'postgres', gatewayConfig(sim.url, { postgres: db.url }));
+        servers.pgApiKey = await tryStart('PostgreSQL mode: account and key setup', () => createBenchKey(pgConfig), untested);
+        // Counted from before the nodes start (the setup commands have exited, so their counts are in): the nodes' whole life.
+        pgTransactionsAtStart = await db.transactions();
+        pgStartedAt = Date.now();
+        const nodes: Child[] = [];
+        for (const name of servers.pgApiKey ? ['gateway-pg-a', 'gateway-pg-b'] : []) {
+          const node = await tryStart(`PostgreSQL mode: gateway node ${name}`, () => startGatewayProcess(name, pgConfig), untested);
+          if (!node) break;
+          nodes.push(node);
+          children.push(node); // stopped at the end even if the other does not start
+          startupRss[name] = peakRssMb(node.pid);
+        }
+        if (nodes.length === 2) servers.pgNodes = nodes;
+      }
+    }
     for (const c of [servers.gateway, servers.billingOff, servers.bare]) {
       if (!c) continue;
       children.push(c);
@@ -385,11 +447,50 @@ async function main(): Promise<void> {
       process.stderr.write(`${s.title}\n`);
       results.push(await runScenario(o, servers, s));
     }
+    if (pgDb && servers.pgNodes && servers.pgLoad.requests > 0) {
+      process.stderr.write('PostgreSQL mode: counting the database transactions of idle nodes (about 20 s)…\n');
+      pgTrips = await measureRoundTrips(pgDb, servers.pgNodes, servers.pgLoad, pgTransactionsAtStart, pgStartedAt);
+    }
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     rmSync(dir, { recursive: true, force: true });
+    await pgDb?.drop().catch((err) => process.stderr.write(`!! could not drop the bench database: ${err.message}\n`));
   }
-  report(o, results, validation, billingHooks, rateLimitHooks, worstBodies, startupRss, placement, children, untested);
+  report(o, results, validation, billingHooks, rateLimitHooks, worstBodies, startupRss, placement, children, untested, pgTrips);
+}
+
+/** Database transactions (round trips, at least: a transaction of several statements is more) per request in PostgreSQL mode. */
+interface RoundTrips {
+  requests: number;
+  /** Over the nodes' whole life, housekeeping of idle time included. */
+  transactions: number;
+  grossPerRequest: number;
+  /** Both idle nodes' transactions per second (heartbeats, change polls, batch timers). */
+  idlePerSecond: number;
+  /** Per request with the idle rate taken off for the time the nodes were not under load. */
+  netPerRequest: number;
+}
+
+/** Idle-time transactions first (after the stats of the load have been flushed), then the whole life's, with the nodes stopped. */
+async function measureRoundTrips(db: BenchDatabase, nodes: Child[], load: { requests: number; ms: number }, atStart: number, startedAt: number): Promise<RoundTrips> {
+  // Backends report their counts up to ~10 s late; two reads 10 s apart after 11 s of quiet differ by 10 s of idle traffic.
+  const wait = (msecs: number) => new Promise((r) => setTimeout(r, msecs));
+  await wait(11_000);
+  const a = await db.transactions();
+  await wait(10_000);
+  const idlePerSecond = ((await db.transactions()) - a) / 10;
+  const lifeMs = Date.now() - startedAt;
+  await Promise.all(nodes.map((n) => n.stop())); // their backends exit and flush what they counted
+  await wait(500);
+  const transactions = (await db.transactions()) - atStart;
+  const idleMs = lifeMs - load.ms;
+  return {
+    requests: load.requests,
+    transactions,
+    grossPerRequest: transactions / load.requests,
+    idlePerSecond,
+    netPerRequest: (transactions - (idlePerSecond * idleMs) / 1000) / load.requests,
+  };
 }
 
 /** What ran where. */
@@ -399,7 +500,8 @@ function placementLines(children: Child[]): string[] {
       'processes are not pinned, the OS schedules them',
     `  load generator + in-process validation timing: this process, pid ${process.pid}`,
     ...children.map((c) => `  ${c.name}: child process pid ${c.pid}, ${c.url}`),
-    '  one server is under load at a time; direct runs send the same requests straight to the simulator',
+    '  one server is under load at a time (PostgreSQL mode with 2 nodes: both, the load generator sending to each in turn, ' +
+      'their CPU summed); direct runs send the same requests straight to the simulator',
   ];
 }
 
@@ -414,6 +516,7 @@ function report(
   placement: string[],
   children: Child[],
   untested: string[],
+  pgTrips: RoundTrips | undefined,
 ): void {
   const gatewayPeak = (via: Via, name: string) => {
     const peaks = results.flatMap((sf) => sf.runs.filter((r) => r.via === via).map((r) => r.peakRssMb ?? 0));
@@ -423,6 +526,7 @@ function report(
     gateway: gatewayPeak('gateway', 'gateway'),
     billingOff: gatewayPeak('gateway-billing-off', 'gateway-billing-off'),
     bare: gatewayPeak('bare-proxy', 'bare-proxy'),
+    postgresNode: gatewayPeak('gateway-pg-2', 'gateway-pg-a'),
   };
   for (const v of validation) {
     const sf = results.find((r) => r.scenario.client === v.route && r.scenario.upstream === v.route && !r.scenario.stream)
@@ -461,9 +565,17 @@ function report(
     worstBodyReport(worstBodies),
     '',
     `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
-      `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB ` +
+      `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB, gateway postgres node ${peak.postgresNode?.toFixed(1) ?? '-'} MB ` +
       `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
     '',
+    ...(pgTrips
+      ? [
+          `PostgreSQL mode, database transactions per request (pg_stat_database, ${pgTrips.requests} requests, warm-ups included): ` +
+            `${pgTrips.netPerRequest.toFixed(2)} net of idle housekeeping (${pgTrips.idlePerSecond.toFixed(1)}/s for both idle nodes), ` +
+            `${pgTrips.grossPerRequest.toFixed(2)} gross (${pgTrips.transactions} over the nodes' life)`,
+          '',
+        ]
+      : []),
     'Targets:',
     targetsReport(targets),
     ...(untested.length ? ['', 'Not measured:', ...untested.map((u) => `  - ${u.split('\n')[0]}`)] : []),
@@ -490,6 +602,7 @@ function report(
     startupPeakRssMb: startupRss,
     targets,
     untested,
+    ...(pgTrips ? { postgresRoundTrips: pgTrips } : {}),
   };
   writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
   process.stdout.write(`results written to ${file}\n`);

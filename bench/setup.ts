@@ -18,8 +18,11 @@ export const BILLING_OFF_PLUGINS = ['schema-check', 'offer-pick', 'format-transf
 
 const price = (input: number, output: number) => ({ input, output });
 
-/** Each model has an offer per format; the one in the model's name is the cheaper. */
-export function gatewayConfig(simUrl: string, sqlite: string, plugins?: string[]): Record<string, unknown> {
+/**
+ * Each model has an offer per format; the one in the model's name is the cheaper. `storage`: a
+ * SQLite file's path, or a PostgreSQL database's URL.
+ */
+export function gatewayConfig(simUrl: string, storage: string | { postgres: string }, plugins?: string[]): Record<string, unknown> {
   const offers = [];
   for (const [native, model] of Object.entries(MODEL_BY_UPSTREAM)) {
     for (const [format, provider] of Object.entries(PROVIDER_BY_FORMAT)) {
@@ -34,7 +37,7 @@ export function gatewayConfig(simUrl: string, sqlite: string, plugins?: string[]
   }
   return {
     server: { host: '127.0.0.1', port: 0, shutdown_grace_ms: 1000 },
-    storage: { sqlite },
+    storage: typeof storage === 'string' ? { sqlite: storage } : storage,
     demo: { enabled: false },
     // One key sends the whole load: its limits are checked on every request but never reached.
     rate_limits: { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000_000 },

@@ -22,3 +22,20 @@ t.test('one round, or rounds that do not pair up: the plain ratio of the runs', 
   t.equal(pairedThroughputRatio(run(80), run(100)), 0.8);
   t.equal(pairedThroughputRatio(undefined, run(100)), undefined);
 });
+
+t.test('PostgreSQL mode targets: added p50 over SQLite mode, throughput against SQLite mode and one node against two', async (t) => {
+  const { checkTargets } = await import('../../bench/report.js');
+  const { scenarios } = await import('../../bench/scenarios.js');
+  const fig = (via: RunFigures['via'], loop: 'closed' | 'open', reqPerSec: number, p50Ms: number): RunFigures =>
+    ({ via, loop, ...(loop === 'open' ? { rate: 1000 } : { concurrency: 32 }), ok: 1, errors: 0, reqPerSec, p50Ms, p99Ms: p50Ms * 2, cpuPercent: { loadgen: 0, simulator: 0, others: 0 } } as RunFigures);
+  const runs = [
+    fig('gateway', 'closed', 1000, 1), fig('gateway-pg', 'closed', 790, 1), fig('gateway-pg-2', 'closed', 800, 1),
+    fig('gateway', 'open', 1000, 1.0), fig('gateway-pg', 'open', 1000, 1.25), fig('gateway-pg-2', 'open', 1000, 1.5),
+  ];
+  const targets = checkTargets([{ scenario: scenarios[0], runs }], [], undefined, 1000);
+  const target = (name: string) => targets.find((x) => x.name.trim().startsWith(name))!;
+  t.match(target('PostgreSQL 1 node: added p50'), { measured: '+0.25 ms', pass: true });
+  t.match(target('2 nodes: added p50 over SQLite'), { measured: '+0.50 ms', pass: undefined });
+  t.match(target('PostgreSQL 1 node vs SQLite throughput'), { measured: '79.0%', pass: false });
+  t.match(target('PostgreSQL 2 nodes vs 1 node'), { measured: '101.3%', pass: true });
+});
