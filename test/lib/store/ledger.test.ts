@@ -128,7 +128,8 @@ backends(t, 'the monthly limit restarts with the calendar month (UTC), also acro
 });
 
 backends(t, 'charges are written in batches, not per call (PostgreSQL: each hold at its admission)', async (t, backend) => {
-  const { store, dbPath } = await freshStore(t, backend);
+  // No batch until the flush below: the reads between (a round trip each on PostgreSQL) cannot race one.
+  const { store, dbPath } = await freshStore(t, backend, { commitIntervalMs: 60_000 });
   const a = await seedAccount(store, 10 * USD);
   const reader = await openSql(dbPath, { readonly: true });
   t.teardown(() => reader.close());
