@@ -1,8 +1,8 @@
-// The gateway's Prometheus metrics (prom-client), and the recorder the chain calls once per request.
-// Label values come from bounded sets only: routes, configured model ids and listings, status
-// classes, fixed reason words, and key ids when the operator asks for them. The hot path increments
-// children (`labels()`) resolved once per label combination and cached in nested maps, so a request
-// builds no label object and no string key.
+// The gateway's Prometheus metrics (prom-client's registry, formats and process metrics), and the
+// recorder the chain calls once per request. Label values come from bounded sets only: routes,
+// configured model ids and listings, status classes, fixed reason words, and key ids when the
+// operator asks for them. The request path adds to series cells (families.ts) found once per
+// label combination and cached in nested maps, so a request builds no label object and no string.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { performance } from 'node:perf_hooks';
 import type { GatewayConfig } from '../config-types.js';
@@ -10,6 +10,7 @@ import type { RequestContext, Route } from '../context.js';
 import type { Breakers } from '../breaker.js';
 import type { BatchObserver, Store } from '../store/types.js';
 import { attemptReason } from './attempt-reason.js';
+import { CounterFamily, HistogramFamily } from './families.js';
 import type { MetricsRecorder } from './recorder.js';
 
 /** Seconds: from a tenth of a millisecond (the gateway's own overhead) to minutes (long answers). */
@@ -62,16 +63,16 @@ interface ListingSeries {
 
 export class GatewayMetrics implements MetricsRecorder {
   readonly registry = new Registry();
-  private readonly requests: Counter<string>;
-  private readonly duration: Histogram<string>;
-  private readonly ttfb: Histogram<string>;
-  private readonly attempts: Counter<string>;
-  private readonly failovers: Counter<string>;
-  private readonly tokens: Counter<string>;
-  private readonly charged: Counter<string>;
-  private readonly refusals: Counter<string>;
-  private readonly keyRequests?: Counter<string>;
-  private readonly keyCharged?: Counter<string>;
+  private readonly requests: CounterFamily;
+  private readonly duration: HistogramFamily;
+  private readonly ttfb: HistogramFamily;
+  private readonly attempts: CounterFamily;
+  private readonly failovers: CounterFamily;
+  private readonly tokens: CounterFamily;
+  private readonly charged: CounterFamily;
+  private readonly refusals: CounterFamily;
+  private readonly keyRequests?: CounterFamily;
+  private readonly keyCharged?: CounterFamily;
   private readonly models = new Map<string, ModelSeries>();
   private readonly listings = new Map<string, ListingSeries>();
   private readonly refusalReasons = new Map<string, Inc>();
@@ -83,17 +84,18 @@ export class GatewayMetrics implements MetricsRecorder {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    this.requests = new Counter({ name: 'gateway_requests_total', help: 'Requests by route, model, serving listing and status class.', labelNames: ['route', 'model', 'listing', 'status'], registers });
-    this.duration = new Histogram({ name: 'gateway_request_duration_seconds', help: 'From arrival to the end of the request (the last byte, or the failure).', labelNames: ['route', 'model'], buckets: LATENCY_BUCKETS, registers });
-    this.ttfb = new Histogram({ name: 'gateway_time_to_first_byte_seconds', help: 'From arrival to the first byte of a served answer.', labelNames: ['route', 'model'], buckets: LATENCY_BUCKETS, registers });
-    this.attempts = new Counter({ name: 'gateway_upstream_attempts_total', help: 'Upstream attempts by listing and outcome (ok, failed, skipped by the breaker), with the reason of a failure.', labelNames: ['listing', 'outcome', 'reason'], registers });
-    this.failovers = new Counter({ name: 'gateway_failovers_total', help: 'Moves of a request from one offer to the next (after a failure, or past an open breaker).', labelNames: ['model'], registers });
-    this.tokens = new Counter({ name: 'gateway_tokens_total', help: 'Tokens charged, by model and class.', labelNames: ['model', 'class'], registers });
-    this.charged = new Counter({ name: 'gateway_charged_nano_usd_total', help: 'Credit charged for requests, in nano-USD (1e-9 USD).', labelNames: ['model'], registers });
-    this.refusals = new Counter({ name: 'gateway_refusals_total', help: '402 and 429 answers by status and reason (the error code).', labelNames: ['status', 'reason'], registers });
+    const reg = this.registry;
+    this.requests = new CounterFamily('gateway_requests_total', 'Requests by route, model, serving listing and status class.', ['route', 'model', 'listing', 'status'], reg);
+    this.duration = new HistogramFamily('gateway_request_duration_seconds', 'From arrival to the end of the request (the last byte, or the failure).', ['route', 'model'], LATENCY_BUCKETS, reg);
+    this.ttfb = new HistogramFamily('gateway_time_to_first_byte_seconds', 'From arrival to the first byte of a served answer.', ['route', 'model'], LATENCY_BUCKETS, reg);
+    this.attempts = new CounterFamily('gateway_upstream_attempts_total', 'Upstream attempts by listing and outcome (ok, failed, skipped by the breaker), with the reason of a failure.', ['listing', 'outcome', 'reason'], reg);
+    this.failovers = new CounterFamily('gateway_failovers_total', 'Moves of a request from one offer to the next (after a failure, or past an open breaker).', ['model'], reg);
+    this.tokens = new CounterFamily('gateway_tokens_total', 'Tokens charged, by model and class.', ['model', 'class'], reg);
+    this.charged = new CounterFamily('gateway_charged_nano_usd_total', 'Credit charged for requests, in nano-USD (1e-9 USD).', ['model'], reg);
+    this.refusals = new CounterFamily('gateway_refusals_total', '402 and 429 answers by status and reason (the error code).', ['status', 'reason'], reg);
     if (deps.keyLabels) {
-      this.keyRequests = new Counter({ name: 'gateway_key_requests_total', help: 'Requests by API key id (metrics.key_labels).', labelNames: ['key_id'], registers });
-      this.keyCharged = new Counter({ name: 'gateway_key_charged_nano_usd_total', help: 'Credit charged by API key id, in nano-USD (metrics.key_labels).', labelNames: ['key_id'], registers });
+      this.keyRequests = new CounterFamily('gateway_key_requests_total', 'Requests by API key id (metrics.key_labels).', ['key_id'], reg);
+      this.keyCharged = new CounterFamily('gateway_key_charged_nano_usd_total', 'Credit charged by API key id, in nano-USD (metrics.key_labels).', ['key_id'], reg);
     }
 
     // Read at scrape time: nothing on the request path.
@@ -127,7 +129,7 @@ export class GatewayMetrics implements MetricsRecorder {
     if (!byStatus) route.byListing.set(listing, (byStatus = []));
     const status = ctx.status ?? 0;
     const cls = status >= 100 && status < 600 ? Math.floor(status / 100) : 0;
-    (byStatus[cls] ??= this.requests.labels(ctx.route, model.id, listing, STATUS_CLASSES[cls])).inc();
+    (byStatus[cls] ??= this.requests.cell(ctx.route, model.id, listing, STATUS_CLASSES[cls])).inc();
 
     const now = performance.now();
     route.duration.observe((now - ctx.startedAt) / 1000);
@@ -153,7 +155,7 @@ export class GatewayMetrics implements MetricsRecorder {
         const outcome = a.outcome;
         const reason = attemptReason(a);
         let child = series.failed.get(reason + outcome);
-        if (!child) series.failed.set(reason + outcome, (child = this.attempts.labels(a.listing, outcome, reason)));
+        if (!child) series.failed.set(reason + outcome, (child = this.attempts.cell(a.listing, outcome, reason)));
         child.inc();
       }
     }
@@ -164,7 +166,7 @@ export class GatewayMetrics implements MetricsRecorder {
     if (this.keyRequests && ctx.auth) {
       const id = ctx.auth.keyId;
       let key = this.keys.get(id);
-      if (!key) this.keys.set(id, (key = { requests: this.keyRequests.labels(String(id)), charged: this.keyCharged!.labels(String(id)) }));
+      if (!key) this.keys.set(id, (key = { requests: this.keyRequests.cell(String(id)), charged: this.keyCharged!.cell(String(id)) }));
       key.requests.inc();
       if (charged > 0) key.charged.inc(charged);
     }
@@ -175,9 +177,9 @@ export class GatewayMetrics implements MetricsRecorder {
     if (!m) {
       m = {
         id,
-        tokens: TOKEN_CLASSES.map((c) => this.tokens.labels(id, c)),
-        charged: this.charged.labels(id),
-        failovers: this.failovers.labels(id),
+        tokens: TOKEN_CLASSES.map((c) => this.tokens.cell(id, c)),
+        charged: this.charged.cell(id),
+        failovers: this.failovers.cell(id),
         byRoute: new Map(),
       };
       this.models.set(id, m);
@@ -188,7 +190,7 @@ export class GatewayMetrics implements MetricsRecorder {
   private route(model: ModelSeries, route: Route): RouteSeries {
     let r = model.byRoute.get(route);
     if (!r) {
-      r = { duration: this.duration.labels(route, model.id), ttfb: this.ttfb.labels(route, model.id), byListing: new Map() };
+      r = { duration: this.duration.cell(route, model.id), ttfb: this.ttfb.cell(route, model.id), byListing: new Map() };
       model.byRoute.set(route, r);
     }
     return r;
@@ -196,7 +198,7 @@ export class GatewayMetrics implements MetricsRecorder {
 
   private listing(listing: string): ListingSeries {
     let l = this.listings.get(listing);
-    if (!l) this.listings.set(listing, (l = { ok: this.attempts.labels(listing, 'ok', 'none'), failed: new Map() }));
+    if (!l) this.listings.set(listing, (l = { ok: this.attempts.cell(listing, 'ok', 'none'), failed: new Map() }));
     return l;
   }
 
@@ -205,7 +207,7 @@ export class GatewayMetrics implements MetricsRecorder {
     let child = this.refusalReasons.get(key);
     if (!child) {
       const reason = this.refusalReasons.size < MAX_REFUSAL_REASONS ? code : 'other';
-      child = this.refusals.labels(String(status), reason);
+      child = this.refusals.cell(String(status), reason);
       if (reason !== 'other') this.refusalReasons.set(key, child);
     }
     return child;

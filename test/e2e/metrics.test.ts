@@ -174,3 +174,15 @@ t.test('metrics are off unless configured: no listener', async (t) => {
   t.equal(servers() - before, 5, 'metrics on: a listener more');
   t.match(on.gateway.metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/, 'on 127.0.0.1 by default');
 });
+
+t.test('metrics.key_labels: requests and charges by key id', async (t) => {
+  const keyed = await startGateway({ configure: (c) => (c.metrics = { port: 0, key_labels: true }) });
+  t.teardown(() => keyed.close());
+  const r = await postChat(keyed.url, keyed.apiKey, { model: 'test/gpt', max_tokens: 20, messages: [{ role: 'user', content: 'Hi <<sim words=4>>' }] });
+  await keyed.gateway.requestFinished(r.requestId);
+  const row = await keyed.store.history.get(r.requestId);
+  const m = await scrape(keyed.gateway.metricsUrl!);
+  t.equal(m.sum('gateway_key_requests_total', { key_id: String(keyed.keyId) }), 1);
+  t.equal(m.sum('gateway_key_charged_nano_usd_total', { key_id: String(keyed.keyId) }), row!.costNano);
+  t.ok(row!.costNano > 0);
+});
