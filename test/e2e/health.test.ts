@@ -10,6 +10,21 @@ import { startGateway } from '../helpers/gateway.js';
 import { postChat } from '../helpers/post-chat.js';
 import { serveProcess, writeDemoConfig } from '../helpers/process.js';
 import { get } from '../helpers/prometheus.js';
+import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
+
+const pgSkip = await postgresSkip();
+
+/** Poll /readyz until it answers `status` (the heartbeat notices the database within a second or so). */
+async function readyzBecomes(url: string, status: number, withinMs: number) {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const r = await get(`${url}/readyz`);
+    if (r.status === status) return r;
+    if (performance.now() > deadline) throw new Error(`/readyz still ${r.status} (${r.text}) after ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 t.test('/healthz and /readyz answer 200 without a key, in a small JSON body', async (t) => {
   const gw = await startGateway();
@@ -42,6 +57,22 @@ t.test('/readyz is 503 while the store cannot write its backlog, 200 again once 
   lock.exec('COMMIT');
   await gw.store.flush();
   t.equal((await get(`${gw.url}/readyz`)).status, 200, 'ready again once the rows are written');
+});
+
+t.test('PostgreSQL: /readyz is 503 while the database is away, even with nothing to write; 200 once it is back', { skip: pgSkip }, async (t) => {
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  t.teardown(() => proxy.close());
+  const url = (await freshPostgresUrl()).replace(/\/\/([^@/]*@)?[^/]+\//, `//$1127.0.0.1:${proxy.port}/`);
+  const gw = await startGateway({ configure: (c) => void (c.storage = { postgres: url, commit_interval_ms: 2 }) });
+  t.teardown(() => gw.close());
+  t.equal((await get(`${gw.url}/readyz`)).status, 200);
+
+  proxy.cut();
+  const away = await readyzBecomes(gw.url, 503, 5000);
+  t.match(JSON.parse(away.text), { status: 'not_ready', reason: /^database unreachable/ });
+  t.equal((await get(`${gw.url}/healthz`)).status, 200);
+  proxy.restore();
+  await readyzBecomes(gw.url, 200, 5000);
 });
 
 t.test('SIGTERM: /readyz turns 503 at once while a request drains, which still completes', async (t) => {
