@@ -13,7 +13,7 @@ const TEXT_REASONS: [RegExp, string][] = [
   [/idle for/, 'idle_timeout'],
   [/longer than/, 'deadline'],
   [/client closed/, 'client_gone'],
-  [/stream|event/, 'stream_error'],
+  [/\bstream\b|\bevent\b/, 'stream_error'], // not "upstream"
   [/not JSON|JSON object|error body|content type|too large/, 'bad_response'],
 ];
 

@@ -158,11 +158,6 @@ export class WriteBatcher<B> {
     return over;
   }
 
-  /** Failed batches in a row (0 once one is written). */
-  failingBatches(): number {
-    return this.failures;
-  }
-
   /** Why new requests should not come here now (readiness), or null. Reads memory only, and logs nothing. */
   problem(): string | null {
     const unwritten = this.unwritten();
