@@ -242,6 +242,17 @@ t.test('reserves arriving together go to the database in a few calls, each answe
   t.same(await store.ledger.balance(a.accountId), { balance: 3 * hold, held: 3 * hold, available: 0 });
 });
 
+t.test('a group mixing a key with a monthly limit and one without, on one account, admits only what the balance covers', { skip }, async (t) => {
+  const store = await node(t, await freshPostgresUrl());
+  const hold = 10_000_000;
+  const a = await seedAccount(store, 5 * hold);
+  const limited = (await store.keys.create({ accountId: a.accountId, name: 'limited', monthlyLimitNano: 100 * hold })).key;
+  const asks = Array.from({ length: 20 }, (_, i) => (i % 2 ? { keyId: limited.id, monthlyLimitNano: 100 * hold } : { keyId: a.keyId, monthlyLimitNano: null }));
+  const results = await Promise.all(asks.map((k) => store.ledger.reserve({ accountId: a.accountId, amount: hold, ...k })));
+  t.equal(results.filter((r) => r.ok).length, 5, 'the holds of both keys count against the one balance');
+  t.same(await store.ledger.balance(a.accountId), { balance: 5 * hold, held: 5 * hold, available: 0 });
+});
+
 t.test('a batch stalled on a lock does not hold up admission on its accounts', { skip }, async (t) => {
   const url = await freshPostgresUrl();
   const store = await node(t, url);
