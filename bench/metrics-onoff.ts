@@ -1,7 +1,8 @@
 // Metrics on against off, whole processes: two gateways on the same simulator process, the same
 // config but for `metrics` (the one with metrics on is scraped every second meanwhile, more often
 // than Prometheus would), driven in turns by the same closed loop so that other load on the
-// machine falls on both alike. Prints requests per second of each turn and the median ratio.
+// machine falls on both alike. Prints requests per second and the event loop's CPU per request
+// (the main thread's, from /proc) of each turn, and the medians of their on/off ratios.
 //   npm run build && node dist/bench/metrics-onoff.js [rounds=5] [ms=3000] [concurrency=16] [scenario=chat-chat-json]
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { closedLoop, keepAliveAgent } from './load.js';
 import { createBenchKey, gatewayConfig, startGatewayProcess, startSimulatorProcess, writeConfig } from './setup.js';
 import { requestTarget, scenarios } from './scenarios.js';
-import type { Child } from './procs.js';
+import { mainThreadCpuMs, type Child } from './procs.js';
 
 const [rounds = 5, ms = 3000, concurrency = 16] = process.argv.slice(2, 5).map(Number);
 const scenario = scenarios.find((s) => s.id === (process.argv[5] ?? 'chat-chat-json'))!;
@@ -30,7 +31,7 @@ try {
     const key = await createBenchKey(file);
     const child = await startGatewayProcess(name, file);
     children.push(child);
-    return { name, key, port: Number(new URL(child.url).port) };
+    return { name, key, port: Number(new URL(child.url).port), pid: child.pid };
   };
   const off = await start('metrics-off', false);
   const on = await start('metrics-on', true);
@@ -38,21 +39,28 @@ try {
   // Warm-up (JIT, connection pools, the SQLite files), not counted.
   for (const gw of [off, on]) await closedLoop(requestTarget(scenario, gw.port, gw.key), agent, concurrency, ms);
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const rps: Record<string, number> = {};
+    const cpuUs: Record<string, number> = {};
     // Alternate which goes first, so a trend in the machine's load falls on both.
     for (const gw of r % 2 === 0 ? [off, on] : [on, off]) {
       const scraper = gw === on ? setInterval(() => void scrape(metricsUrl), 1000) : undefined;
+      const cpu0 = mainThreadCpuMs(gw.pid);
       const res = await closedLoop(requestTarget(scenario, gw.port, gw.key), agent, concurrency, ms);
+      cpuUs[gw.name] = ((mainThreadCpuMs(gw.pid) - cpu0) * 1000) / res.ok;
       clearInterval(scraper);
       if (res.errors) throw new Error(`${gw.name}: ${res.errors} errors (${res.firstError})`);
       rps[gw.name] = res.ok / (res.elapsedNs / 1e9);
     }
     ratios.push(rps['metrics-on'] / rps['metrics-off']);
-    process.stdout.write(`round ${r + 1}: off ${rps['metrics-off'].toFixed(0)} req/s, on ${rps['metrics-on'].toFixed(0)} req/s, on/off ${ratios.at(-1)!.toFixed(3)}\n`);
+    cpuRatios.push(cpuUs['metrics-on'] / cpuUs['metrics-off']);
+    process.stdout.write(`round ${r + 1}: off ${rps['metrics-off'].toFixed(0)} req/s ${cpuUs['metrics-off'].toFixed(0)} µs CPU/req, ` +
+      `on ${rps['metrics-on'].toFixed(0)} req/s ${cpuUs['metrics-on'].toFixed(0)} µs CPU/req\n`);
   }
-  ratios.sort((a, b) => a - b);
-  process.stdout.write(`${scenario.id}, concurrency ${concurrency}, ${rounds} rounds of ${ms} ms each: median on/off throughput ${ratios[Math.floor(ratios.length / 2)].toFixed(3)}\n`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  process.stdout.write(`${scenario.id}, concurrency ${concurrency}, ${rounds} rounds of ${ms} ms each: median on/off throughput ` +
+    `${median(ratios).toFixed(3)}, event-loop CPU per request ${median(cpuRatios).toFixed(3)}\n`);
   agent.destroy();
 } finally {
   for (const c of children.reverse()) await c.stop();
