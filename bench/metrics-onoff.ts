@@ -1,9 +1,9 @@
 // Metrics on against off, whole processes: two gateways on the same simulator process, the same
-// config but for `metrics` (the one with metrics on is scraped every second meanwhile, more often
-// than Prometheus would), driven in turns by the same closed loop so that other load on the
-// machine falls on both alike. Prints requests per second and the event loop's CPU per request
+// config but for `metrics` (the one with metrics on is scraped at the start of its turn and every
+// `scrapeMs` meanwhile; Prometheus scrapes every 15 to 60 s), driven in turns by the same closed
+// loop so that other load on the machine falls on both alike. Prints requests per second and the event loop's CPU per request
 // (the main thread's, from /proc) of each turn, and the medians of their on/off ratios.
-//   npm run build && node dist/bench/metrics-onoff.js [rounds=5] [ms=3000] [concurrency=16] [scenario=chat-chat-json]
+//   npm run build && node dist/bench/metrics-onoff.js [rounds=5] [ms=3000] [concurrency=16] [scenario=chat-chat-json] [scrapeMs=15000]
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { mainThreadCpuMs, type Child } from './procs.js';
 
 const [rounds = 5, ms = 3000, concurrency = 16] = process.argv.slice(2, 5).map(Number);
 const scenario = scenarios.find((s) => s.id === (process.argv[5] ?? 'chat-chat-json'))!;
+const scrapeMs = Number(process.argv[6] ?? 15_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-metrics-'));
 const children: Child[] = [];
@@ -45,7 +46,8 @@ try {
     const cpuUs: Record<string, number> = {};
     // Alternate which goes first, so a trend in the machine's load falls on both.
     for (const gw of r % 2 === 0 ? [off, on] : [on, off]) {
-      const scraper = gw === on ? setInterval(() => void scrape(metricsUrl), 1000) : undefined;
+      if (gw === on) void scrape(metricsUrl);
+      const scraper = gw === on ? setInterval(() => void scrape(metricsUrl), scrapeMs) : undefined;
       const cpu0 = mainThreadCpuMs(gw.pid);
       const res = await closedLoop(requestTarget(scenario, gw.port, gw.key), agent, concurrency, ms);
       cpuUs[gw.name] = ((mainThreadCpuMs(gw.pid) - cpu0) * 1000) / res.ok;
@@ -59,7 +61,7 @@ try {
       `on ${rps['metrics-on'].toFixed(0)} req/s ${cpuUs['metrics-on'].toFixed(0)} µs CPU/req\n`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  process.stdout.write(`${scenario.id}, concurrency ${concurrency}, ${rounds} rounds of ${ms} ms each: median on/off throughput ` +
+  process.stdout.write(`${scenario.id}, concurrency ${concurrency}, ${rounds} rounds of ${ms} ms each, scraped every ${scrapeMs} ms: median on/off throughput ` +
     `${median(ratios).toFixed(3)}, event-loop CPU per request ${median(cpuRatios).toFixed(3)}\n`);
   agent.destroy();
 } finally {

@@ -17,7 +17,7 @@ import type { MetricsRecorder } from './recorder.js';
 export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Token classes as labels, in the order of TOKEN_FIELDS. */
+/** Token classes as labels, in the order requestEnded adds them (ModelSeries.tokens). */
 const TOKEN_CLASSES = ['input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h'] as const;
 /** Status classes by hundreds; index 0: nothing was sent (the client left first). */
 const STATUS_CLASSES = ['none', '1xx', '2xx', '3xx', '4xx', '5xx'];
@@ -80,7 +80,7 @@ export class GatewayMetrics implements MetricsRecorder {
   /** For the store's batches (WriteBatcher.observe). */
   readonly batches: BatchObserver;
 
-  constructor(private readonly deps: GatewayMetricsDeps) {
+  constructor(deps: GatewayMetricsDeps) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
