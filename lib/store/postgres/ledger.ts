@@ -115,6 +115,12 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     return r.spent + pending.reduce((sum, e) => sum + (stillOpen.has(e.id) ? e.charged : 0), 0);
   }
 
+  openHolds(): { count: number; nano: number } {
+    let nano = 0;
+    for (const h of this.open.values()) nano += h.amount;
+    return { count: this.open.size, nano };
+  }
+
   reserve(req: ReserveRequest): ReserveResult | Promise<ReserveResult> {
     if (this.closed) throw new StoreError('invalid', 'store is closed');
     const { amount } = req;
