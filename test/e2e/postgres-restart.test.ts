@@ -5,7 +5,6 @@
 // holding. Twice: a fast shutdown (sessions ended by the server) and an immediate one (a crash,
 // recovery at start), each on a server of its own.
 import t, { type Test } from 'tap';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { checkInvariants } from '../helpers/invariants.js';
 import { privatePostgresSkip, startPrivatePostgres } from '../helpers/private-postgres.js';
 import { serveProcess, writeDemoConfig } from '../helpers/process.js';
 import { openSql } from '../helpers/sql.js';
+import { streamChat, type StreamOutcome } from '../helpers/stream-chat.js';
 import { poll } from '../helpers/until.js';
 
 const skip = privatePostgresSkip();
@@ -25,39 +25,9 @@ const dir = mkdtempSync(join(tmpdir(), 'gw-pgrestart-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A stream of 10 words, one every 20 ms: about 200 ms in flight, so a stop finds some mid-stream. */
-const BODY = JSON.stringify({ model: 'test/gpt', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x <<sim words=10 delay_ms=20>>' }] });
+const BODY = { model: 'test/gpt', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x <<sim words=10 delay_ms=20>>' }] };
 
-interface Outcome {
-  /** 'ok' (200 and the whole stream), the status and error code of a refusal, or 'failed' (no answer, or a stream cut). */
-  result: string;
-  retryAfter?: string;
-  requestId?: string;
-  startedAt: number;
-}
-
-function request(url: string, key: string): Promise<Outcome> {
-  const startedAt = Date.now();
-  return new Promise((resolve) => {
-    const req = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        const requestId = res.headers['x-request-id'] as string;
-        if (res.statusCode === 200) return resolve({ result: text.includes('data: [DONE]') ? 'ok' : 'failed', requestId, startedAt });
-        let code = '';
-        try {
-          code = ` ${JSON.parse(text).error.code}`;
-        } catch {}
-        resolve({ result: `${res.statusCode}${code}`, retryAfter, requestId, startedAt });
-      });
-      res.on('error', () => resolve({ result: 'failed', startedAt }));
-    });
-    req.on('error', () => resolve({ result: 'failed', startedAt }));
-    req.end(BODY);
-  });
-}
+const request = (url: string, key: string) => streamChat(url, key, BODY);
 
 /**
  * A private server and a gateway process on it, 8 clients sending requests one after another; the
@@ -86,13 +56,13 @@ async function restartUnderLoad(t: Test, mode: 'fast' | 'immediate') {
 
   // 8 clients, each sending one request after another until the end.
   let running = true;
-  const outcomes: Outcome[] = [];
+  const outcomes: StreamOutcome[] = [];
   const clients = Array.from({ length: 8 }, async () => {
     while (running && !exit) outcomes.push(await request(node.url, key));
   });
-  const count = (from: number, pred: (o: Outcome) => boolean) => outcomes.slice(from).filter(pred).length;
-  const isOk = (o: Outcome) => o.result === 'ok';
-  const isRefusal = (o: Outcome) => o.result.startsWith('503');
+  const count = (from: number, pred: (o: StreamOutcome) => boolean) => outcomes.slice(from).filter(pred).length;
+  const isOk = (o: StreamOutcome) => o.result === 'ok';
+  const isRefusal = (o: StreamOutcome) => o.result.startsWith('503');
 
   try {
     await poll('requests served', 10_000, async () => count(0, isOk) >= 16);
