@@ -49,7 +49,9 @@ const USAGE = `usage: npm run bench -- [options]
   --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})
   --no-postgres      leave out PostgreSQL mode (by default, where PostgreSQL answers at
                      GATEWAY_BENCH_POSTGRES or postgres://postgres@127.0.0.1:5432, the passthrough
-                     scenarios also run one and two billing-on gateway nodes on a fresh database)`;
+                     scenarios also run one and two billing-on gateway nodes on a fresh database)
+environment: GATEWAY_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" passes Node flags to the
+                     gateway processes only (profiles, heap snapshots)`;
 
 interface Options {
   durationMs: number;
