@@ -106,18 +106,24 @@ async function restartUnderLoad(t: Test, mode: 'fast' | 'immediate') {
       'history rows of no answered request': history.filter((r) => r.not_recorded === 0 && !answered.has(r.request_id)).length,
       'requests in the history (rows and counted refusals) within [served + 503 billing_unavailable, answered]':
         ((n) => n >= afterAuth && n <= answered.size)(history.reduce((n, r) => n + (r.not_recorded > 0 ? r.not_recorded : 1), 0)),
-      'holds open': Number(await db.value(`SELECT COUNT(*) FROM holds WHERE status = 'open'`)),
     };
   };
+  const openHolds = async () => Number(await db.value(`SELECT COUNT(*) FROM holds WHERE status = 'open'`));
   const want = {
     'served without an ok history row': 0, 'served without its charge in the journal': 0, 'history rows of no answered request': 0,
-    'requests in the history (rows and counted refusals) within [served + 503 billing_unavailable, answered]': true, 'holds open': 0,
+    'requests in the history (rows and counted refusals) within [served + 503 billing_unavailable, answered]': true,
   };
   let got = await rows();
-  await poll('the backlog written', 10_000, async () => JSON.stringify((got = await rows())) === JSON.stringify(want)).catch(() => {});
-  t.same(got, want, `the backlog written: the ${served.length} served requests each in the history and charged, the ${answered.size} answered accounted for, no hold open`);
+  let open = await openHolds();
+  const done = async () => {
+    [got, open] = [await rows(), await openHolds()];
+    return JSON.stringify(got) === JSON.stringify(want) && open === 0;
+  };
+  await poll('the backlog written', 10_000, done).catch(() => {});
+  t.same(got, want, `the backlog written: the ${served.length} served requests each in the history and charged, the ${answered.size} answered accounted for`);
+  t.equal(open, 0, 'no hold left open (an open hold of a live node is never swept: its credit would stay held)');
   t.same(await checkInvariants(url, { noOpenHolds: true }), [], 'invariants hold');
-  if (JSON.stringify(got) !== JSON.stringify(want)) {
+  if (JSON.stringify(got) !== JSON.stringify(want) || open !== 0) {
     t.comment(`holds by status, with their request's history row: ${JSON.stringify(await db.all(`SELECT h.status, h.charged > 0 AS charged,
       r.status AS history, COUNT(*)::int AS n FROM holds h LEFT JOIN request_history r ON r.request_id = h.request_id GROUP BY 1, 2, 3`))}`);
     t.comment(`served requests in the history without a hold row: ${await db.value(`SELECT COUNT(*)::int FROM request_history r
@@ -129,10 +135,10 @@ t.test('PostgreSQL stopped mid-load (pg_ctl stop -m fast) and started again: 503
   restartUnderLoad(t, 'fast'));
 
 // Fails today: the store's sessions commit asynchronously (synchronous_commit = off, db.ts), so the
-// crash loses the last commits the node was told had succeeded: batches that settled holds (those
-// holds stay open in the database while the live node that owns them has forgotten them, so no sweep
-// ever ends them and the account's credit stays held; their requests were served but are neither
-// charged nor in the history) and holds whose settles then find no row. With synchronous_commit = on
-// it passes. Left failing for the lead to decide (see the report).
+// crash loses the last commits the node was told had succeeded. The README accepts losing the last
+// moments of charges and history in a database crash (an under-charge); what it does not say is
+// that the settled holds of those lost batches come back open in the database while the live node
+// that owns them has forgotten them: no sweep ever ends them, and the account's credit stays held
+// until that node stops. With synchronous_commit = on it passes. Left failing for the lead.
 t.test('PostgreSQL crashed mid-load (pg_ctl stop -m immediate) and started again: 503 with Retry-After while down, no crash, the backlog written after', { skip }, (t) =>
   restartUnderLoad(t, 'immediate'));
