@@ -67,6 +67,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     await nodes.register();
   }).then(() => {
     nodes.start();
+    ledger.startReconciling(nodes.timings.sweepMs);
     listener?.start();
   }, () => {}); // a failed opening is every query's error (sync() reports it)
   const batcher = new WriteBatcher(pgExecutor(db), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
