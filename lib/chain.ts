@@ -16,6 +16,7 @@ import { classifyEvent, credentialHeaders, endsStream, errorMessageOf, isErrorBo
 import { Scrubber } from './scrub.js';
 import { HEAVY_BODY_BYTES, heavyWork } from './take-turns.js';
 import type { Logger } from './log.js';
+import { FailureRun } from './log-run.js';
 
 /**
  * Upstream statuses that move the request to the next offer (before the first byte): the offer's
@@ -83,11 +84,19 @@ export interface ChainDeps {
   transports: Transports;
   breakers: Breakers;
   log: Logger;
+  /**
+   * Unexpected 5xx errors (not a GatewayError): the first of a run is logged, the others counted
+   * (a database outage fails every request). Default: a run of this chain's own.
+   */
+  failures?: FailureRun;
   /** Called after every onDone hook of a request ran (history written, hold ended). */
   finished?(ctx: RequestContext): void;
 }
 
 type AttemptResult = 'done' | AttemptFailed;
+
+/** The log's record of unexpected request failures (ChainDeps.failures). */
+export const requestFailures = (log: Logger) => new FailureRun(log, { first: 'request failed', again: 'more requests failed with an unexpected error' });
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | number> = {}): void {
   if (res.headersSent || res.destroyed) return;
@@ -115,6 +124,7 @@ export class Chain {
   private readonly reversed: Plugin[];
   /** Every upstream text that reaches a client, a log line or a history row goes through it. */
   private readonly scrubber: Scrubber;
+  private readonly failures: FailureRun;
 
   constructor(
     readonly plugins: Plugin[],
@@ -122,6 +132,7 @@ export class Chain {
   ) {
     this.reversed = [...plugins].reverse();
     this.scrubber = new Scrubber(deps.config.providers.map((p) => p.api_key));
+    this.failures = deps.failures ?? requestFailures(deps.log);
   }
 
   /** An upstream's text, scrubbed of secrets and cut to a length fit for a message. */
@@ -194,7 +205,7 @@ export class Chain {
 
   private fail(ctx: RequestContext, res: ServerResponse, e: unknown): void {
     const err = toGatewayError(e);
-    if (err.status >= 500 && !(e instanceof GatewayError)) this.deps.log('error', 'request failed', { request_id: ctx.id, err: e });
+    if (err.status >= 500 && !(e instanceof GatewayError)) this.failures.failed(e, { request_id: ctx.id });
     ctx.error = err;
     if (!res.headersSent) {
       addPluginHeaders(ctx, res);

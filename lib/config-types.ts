@@ -137,12 +137,29 @@ export interface StripeConfig {
   api_base?: string;
 }
 
+export interface LogConfig {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  /** Absent: pretty on a terminal, json otherwise. */
+  format?: 'json' | 'pretty';
+  /** One line per API request on stdout. */
+  requests: boolean;
+}
+
+export interface TracingConfig {
+  /** OTLP/HTTP base address; spans go to {otlp_endpoint}/v1/traces. */
+  otlp_endpoint: string;
+  service_name: string;
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   /** Exactly one of sqlite (the default, ./data/gateway.db) and postgres is set once the config is parsed. */
   storage: { sqlite?: string; postgres?: string; commit_interval_ms: number };
   /** Request history older than retention_days is deleted in the background. */
   history: { retention_days: number };
+  log: LogConfig;
+  /** Absent: tracing is off. */
+  tracing?: TracingConfig;
   upstream: UpstreamConfig;
   breaker: BreakerConfig;
   plugins: string[];

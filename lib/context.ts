@@ -126,6 +126,10 @@ export interface RequestContext {
   offer?: Offer;
   /** Usage as charged (set by metering). */
   usage?: Usage;
+  /** nano-USD charged for the request (set by metering when the hold ends). */
+  costNano?: number;
+  /** The request's trace id, when tracing is on (for the request log line). */
+  traceId?: string;
   /** Final HTTP status sent to the client. */
   status?: number;
   error?: GatewayError;

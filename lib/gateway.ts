@@ -3,13 +3,15 @@
 // requests; requests in flight finish on the chain they started with.
 import type { GatewayConfig } from './config-types.js';
 import { LRUCache } from 'lru-cache';
-import { Chain, type ChainDeps } from './chain.js';
+import { Chain, requestFailures, type ChainDeps } from './chain.js';
 import { Breakers } from './breaker.js';
 import { Transports } from './proxy.js';
 import { resolveOffers } from './offers.js';
 import { GatewayServer, type PageHandler } from './server.js';
-import { stderrLogger, type Logger } from './log.js';
+import { createLogger, LogSink, type Logger, type LogStream } from './log.js';
+import { logRequest } from './request-log.js';
 import type { Plugin, PluginEnv } from './plugin.js';
+import type { RequestContext } from './context.js';
 import { pluginFactories } from '../plugins/index.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
 import { openStore, SERVING_CHANGE_POLL_MS } from './store/index.js';
@@ -19,7 +21,10 @@ import { openApiPage } from './openapi-page.js';
 import { dashboardPages } from './dashboard/index.js';
 
 export interface GatewayOptions {
+  /** Operator lines; default: stderr, with the config's log level and format. */
   log?: Logger;
+  /** Where request lines go (default: stdout). */
+  requestLog?: LogStream;
   /** Use this store instead of opening config.storage.sqlite (tests). */
   store?: Store;
   /** Clock for month boundaries and holds (tests). */
@@ -34,6 +39,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   url: string;
+  /** Operator lines (start, stop, reload), as configured. */
+  log: Logger;
   config: GatewayConfig;
   store: Store;
   simulator?: Simulator;
@@ -98,7 +105,9 @@ function startHoldSweeper(store: Store, config: () => GatewayConfig, clock: () =
 }
 
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
-  const log = opts.log ?? stderrLogger;
+  const stderr = new LogSink(process.stderr, config.log);
+  const log = opts.log ?? createLogger(stderr);
+  const requestLines = new LogSink(opts.requestLog ?? process.stdout, config.log);
   // The store first: when another process serves from the file, this one stops before starting anything.
   let store = opts.store;
   const ownsStore = !store;
@@ -116,11 +125,18 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
     const finished = opts.trackFinished ? new Finished() : undefined;
+    let logRequests = config.log.requests;
+    const ended = (ctx: RequestContext) => {
+      if (logRequests) logRequest(requestLines, ctx);
+      finished?.add(ctx.id);
+    };
+    // Outlives reloads: a run of failures goes on across a new chain.
+    const failures = requestFailures(log);
     const transports = new Transports(config.upstream.max_sockets_per_provider);
     const breakers = new Breakers(config.breaker);
     const make = (cfg: GatewayConfig) => {
       const offersByModel = resolveOffers(cfg, simulator?.url);
-      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: finished && ((ctx) => finished.add(ctx.id)) });
+      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, failures, finished: ended });
       return { config: cfg, offersByModel, chain };
     };
     let current = make(config);
@@ -137,6 +153,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
 
     const gateway: Gateway = {
       url,
+      log,
       config,
       store,
       simulator,
@@ -151,6 +168,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         breakers.reconfigure(next.breaker);
         if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
           log('warn', 'server.host/port changes need a restart; keeping the current address');
+        stderr.configure(next.log);
+        requestLines.configure(next.log);
+        logRequests = next.log.requests;
         current = made;
         gateway.config = next;
       },
@@ -159,6 +179,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         await server.shutdown(current.config.server.shutdown_grace_ms);
         for (const p of current.chain.plugins) await p.close?.();
         transports.close();
+        failures.close();
         if (ownsStore) await store!.close();
         await simulator?.close();
       },
