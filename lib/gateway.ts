@@ -10,6 +10,7 @@ import { resolveOffers } from './offers.js';
 import { GatewayServer, type PageHandler } from './server.js';
 import { createLogger, LogSink, type Logger, type LogStream } from './log.js';
 import { logRequest } from './request-log.js';
+import { startTracing, type Tracing } from './tracing/index.js';
 import type { Plugin, PluginEnv } from './plugin.js';
 import type { RequestContext } from './context.js';
 import { pluginFactories } from '../plugins/index.js';
@@ -41,6 +42,8 @@ export interface Gateway {
   url: string;
   /** Operator lines (start, stop, reload), as configured. */
   log: Logger;
+  /** Spans, when tracing is configured. */
+  tracing?: Tracing;
   config: GatewayConfig;
   store: Store;
   simulator?: Simulator;
@@ -73,12 +76,16 @@ class Finished {
   }
 }
 
-function buildChain(config: GatewayConfig, env: PluginEnv, deps: Omit<ChainDeps, 'config'>): Chain {
+function buildChain(config: GatewayConfig, env: PluginEnv, deps: Omit<ChainDeps, 'config'>, tracing: Tracing | undefined): Chain {
   const plugins: Plugin[] = config.plugins.map((name) => {
     const factory = pluginFactories[name];
     if (!factory) throw new Error(`unknown plugin "${name}"`);
     return factory(env);
   });
+  if (tracing) {
+    plugins.unshift(tracing.plugins.first);
+    plugins.push(tracing.plugins.last);
+  }
   return new Chain(plugins, { config, ...deps });
 }
 
@@ -116,6 +123,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
 
   let simulator: Simulator | undefined;
+  let tracing: Tracing | undefined;
   try {
     await store.sync(); // a networked store is reachable and migrated before anything starts
     const ensureSimulator = async (cfg: GatewayConfig) => {
@@ -130,13 +138,14 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       if (logRequests) logRequest(requestLines, ctx);
       finished?.add(ctx.id);
     };
+    tracing = config.tracing ? await startTracing(config.tracing, log) : undefined;
     // Outlives reloads: a run of failures goes on across a new chain.
     const failures = requestFailures(log);
     const transports = new Transports(config.upstream.max_sockets_per_provider);
     const breakers = new Breakers(config.breaker);
     const make = (cfg: GatewayConfig) => {
       const offersByModel = resolveOffers(cfg, simulator?.url);
-      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, failures, finished: ended });
+      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, failures, finished: ended }, tracing);
       return { config: cfg, offersByModel, chain };
     };
     let current = make(config);
@@ -154,6 +163,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const gateway: Gateway = {
       url,
       log,
+      tracing,
       config,
       store,
       simulator,
@@ -168,6 +178,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         breakers.reconfigure(next.breaker);
         if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
           log('warn', 'server.host/port changes need a restart; keeping the current address');
+        if (JSON.stringify(next.tracing) !== JSON.stringify(current.config.tracing))
+          log('warn', 'tracing changes need a restart; keeping the current tracing');
         stderr.configure(next.log);
         requestLines.configure(next.log);
         logRequests = next.log.requests;
@@ -180,6 +192,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         for (const p of current.chain.plugins) await p.close?.();
         transports.close();
         failures.close();
+        await tracing?.close();
         if (ownsStore) await store!.close();
         await simulator?.close();
       },
@@ -188,6 +201,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   } catch (err) {
     // What was started must not outlive a failed start (the store holds the database's lock).
     await simulator?.close();
+    await tracing?.close();
     if (ownsStore) await store.close();
     throw err;
   }
