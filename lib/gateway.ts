@@ -114,7 +114,7 @@ function startHoldSweeper(store: Store, config: () => GatewayConfig, clock: () =
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
   const stderr = new LogSink(process.stderr, config.log);
   const log = opts.log ?? createLogger(stderr);
-  const requestLines = new LogSink(opts.requestLog ?? process.stdout, config.log);
+  const requestLines = new LogSink(opts.requestLog ?? process.stdout, config.log, true);
   // The store first: when another process serves from the file, this one stops before starting anything.
   let store = opts.store;
   const ownsStore = !store;
@@ -192,6 +192,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         for (const p of current.chain.plugins) await p.close?.();
         transports.close();
         failures.close();
+        requestLines.flush();
         await tracing?.close();
         if (ownsStore) await store!.close();
         await simulator?.close();

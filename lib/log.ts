@@ -14,16 +14,22 @@ export interface LogSettings {
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 /** process.stdout, process.stderr, or any stream taking text (tests). */
-export type LogStream = { write(text: string): unknown; isTTY?: boolean };
+export type LogStream = { write(text: string): unknown; isTTY?: boolean; cork?(): void; uncork?(): void };
 
 /** One output stream with its level and format; `configure` applies a reloaded config. */
 export class LogSink {
   private min = RANK.info;
   private pretty = false;
+  private corked = false;
 
+  /**
+   * `batched`: the lines written in one event-loop turn leave in one write (the stream is corked
+   * until the next turn): stdout on a pipe is written synchronously, one system call per write.
+   */
   constructor(
     readonly stream: LogStream,
     settings: LogSettings = { level: 'info', format: 'json' },
+    private readonly batched = false,
   ) {
     this.configure(settings);
   }
@@ -39,8 +45,20 @@ export class LogSink {
 
   /** `record` starts with time, level and msg. Written with the stream's own buffering. */
   write(record: Record<string, unknown>): void {
+    if (this.batched && !this.corked && this.stream.cork) {
+      this.corked = true;
+      this.stream.cork();
+      setImmediate(this.flush);
+    }
     this.stream.write(this.pretty ? prettyLine(record) : JSON.stringify(record) + '\n');
   }
+
+  /** Write out what a batch holds (closing: the process may exit before the next turn). */
+  readonly flush = (): void => {
+    if (!this.corked) return;
+    this.corked = false;
+    this.stream.uncork!();
+  };
 }
 
 /** A Logger writing to `sink`: errors become their stack (or message). */

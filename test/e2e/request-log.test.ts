@@ -5,6 +5,10 @@ import t, { type Test } from 'tap';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { postChat } from '../helpers/post-chat.js';
 import type { LogStream } from '../../lib/log.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveProcess, writeDemoConfig } from '../helpers/process.js';
 
 const PROVIDER_KEY = 'sk-provider-secret-0123456789abcdef';
 const PROMPT = 'my-secret-prompt-words about the quarterly numbers';
@@ -105,4 +109,22 @@ t.test('a config reload applies log settings', async (t) => {
   const r = await postChat(gw.url, gw.apiKey, { model: 'test/gpt', messages: [{ role: 'user', content: 'hi' }] });
   await gw.gateway.requestFinished(r.requestId);
   t.equal(out.lines().length, 1);
+});
+
+t.test('gateway serve: request lines on stdout, operator lines on stderr, the last line out before the process exits', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-reqlog-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const gw = await serveProcess(writeDemoConfig(dir, 'demo@example.com', 5), { expectDemoKey: true });
+  let out = '';
+  gw.child.stdout!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
+  const r = await postChat(gw.url, gw.key!, { model: 'test/gpt', messages: [{ role: 'user', content: PROMPT }] });
+  t.equal(r.status, 200);
+  // Stopped at once: the line still reaches stdout (lines wait for the end of the turn: close writes them).
+  gw.child.kill('SIGTERM');
+  t.equal(await exited, 0);
+  const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  t.match(lines, [{ msg: 'request', request_id: r.requestId, status: 200, route: 'chat' }]);
+  t.notOk(out.includes('my-secret-prompt'));
+  await gw.logLine(/"msg":"stopped"/);
 });

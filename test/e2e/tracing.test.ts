@@ -2,7 +2,7 @@
 // (the exporter's JSON protocol): a SERVER span for the request, child of the client's traceparent,
 // and a CLIENT span per upstream attempt, its context sent to the upstream as traceparent; GenAI
 // and HTTP attributes. Without it, no traceparent goes upstream and the chain has no tracing plugin.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -90,6 +90,19 @@ function configure(upstream: string, otlp?: string) {
   };
 }
 
+/** The receiver (when `tracing`), the upstream and a gateway whose failing offer is tried first. */
+async function failoverSetup(t: Test, tracing = true) {
+  const receiver = tracing ? await startReceiver() : undefined;
+  const upstream = await startUpstream();
+  const gw = await startGateway({ configure: configure(upstream.url, receiver?.url) });
+  t.teardown(async () => {
+    await gw.close();
+    await upstream.close();
+    await receiver?.close();
+  });
+  return { receiver: receiver!, upstream, gw };
+}
+
 function post(gw: TestGateway, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; requestId: string }>((resolve, reject) => {
     const req = http.request(`${gw.url}/v1/chat/completions`, {
@@ -108,14 +121,7 @@ const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 
 t.test('spans of a request with a failover, under the client trace, exported as OTLP JSON', async (t) => {
-  const receiver = await startReceiver();
-  const upstream = await startUpstream();
-  const gw = await startGateway({ configure: configure(upstream.url, receiver.url) });
-  t.teardown(async () => {
-    await gw.close();
-    await upstream.close();
-    await receiver.close();
-  });
+  const { receiver, upstream, gw } = await failoverSetup(t);
 
   const r = await post(gw, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
   t.equal(r.status, 200);
@@ -210,14 +216,7 @@ t.test('a streamed answer: finish reasons, response model and usage read from th
 });
 
 t.test('without a client traceparent the request starts a trace of its own', async (t) => {
-  const receiver = await startReceiver();
-  const upstream = await startUpstream();
-  const gw = await startGateway({ configure: configure(upstream.url, receiver.url) });
-  t.teardown(async () => {
-    await gw.close();
-    await upstream.close();
-    await receiver.close();
-  });
+  const { receiver, upstream, gw } = await failoverSetup(t);
   const r = await post(gw);
   await gw.gateway.requestFinished(r.requestId);
   await gw.gateway.tracing!.flush();
@@ -227,12 +226,7 @@ t.test('without a client traceparent the request starts a trace of its own', asy
 });
 
 t.test('tracing off: no traceparent upstream, no tracing plugin in the chain', async (t) => {
-  const upstream = await startUpstream();
-  const gw = await startGateway({ configure: configure(upstream.url) });
-  t.teardown(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  const { upstream, gw } = await failoverSetup(t, false);
   const r = await post(gw, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
   t.equal(r.status, 200);
   t.same(upstream.received.map((u) => u.traceparent), [undefined, undefined]);

@@ -77,3 +77,27 @@ t.test('FailureRun with a recovery line: the count so far, then the recovery', a
     ['info', 'database back'],
   ]);
 });
+
+t.test('batched: the lines of one event-loop turn leave in one write of the stream', async (t) => {
+  const { Writable } = await import('node:stream');
+  const writes: string[] = [];
+  const stream = new Writable({
+    writev(chunks, cb) {
+      writes.push(chunks.map((c) => String(c.chunk)).join(''));
+      cb();
+    },
+    write(chunk, _enc, cb) {
+      writes.push(String(chunk));
+      cb();
+    },
+  });
+  const sink = new LogSink(stream, { level: 'info', format: 'json' }, true);
+  for (let i = 0; i < 3; i++) sink.write({ time: 't', level: 'info', msg: `line ${i}` });
+  t.same(writes, [], 'held until the turn ends');
+  await new Promise((r) => setImmediate(r));
+  t.equal(writes.length, 1, 'one write');
+  t.same(writes[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).msg), ['line 0', 'line 1', 'line 2']);
+  sink.write({ time: 't', level: 'info', msg: 'at close' });
+  sink.flush();
+  t.equal(writes.length, 2, 'flush writes what is held at once (closing)');
+});
