@@ -8,7 +8,18 @@ import type { LogSink } from './log.js';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
-/** The line's fields (README "Request log"). */
+/** Longest client-sent model name a line or span repeats (nothing bounds what a client sends). */
+const MAX_MODEL_CHARS = 200;
+
+/** The model's id (an alias resolved), else what the client sent, cut to MAX_MODEL_CHARS; null without one. */
+export function modelOf(ctx: RequestContext): string | null {
+  if (ctx.model) return ctx.model.id;
+  const sent = ctx.body.model;
+  if (typeof sent !== 'string') return null;
+  return sent.length > MAX_MODEL_CHARS ? sent.slice(0, MAX_MODEL_CHARS) + '…' : sent;
+}
+
+/** The line's fields (README, Logs and traces). */
 export function requestLine(ctx: RequestContext): Record<string, unknown> {
   const u = ctx.usage;
   const status = ctx.status ?? ctx.error?.status ?? null;
@@ -25,7 +36,7 @@ export function requestLine(ctx: RequestContext): Record<string, unknown> {
     account_id: ctx.auth?.accountId ?? null,
     key_id: ctx.auth?.keyId ?? null,
     route: ctx.route,
-    model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
+    model: modelOf(ctx),
     requested_model: ctx.requestedModel ?? null,
     stream: ctx.stream,
     listing: ctx.offer?.listing ?? null,

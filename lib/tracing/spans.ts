@@ -10,8 +10,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Attributes, Context, Span, SpanKind as SpanKindT, SpanStatusCode as SpanStatusCodeT, TextMapPropagator, Tracer } from '@opentelemetry/api';
 import type { Attempt, RequestContext } from '../context.js';
-import type { Plugin, StreamEvent, UpstreamRequest } from '../plugin.js';
+import type { Plugin, StreamEvent } from '../plugin.js';
 import type { WireFormat } from '../config-types.js';
+import { modelOf } from '../request-log.js';
 
 /** What the loader hands over from @opentelemetry/api (imported only when tracing is on). */
 export interface OtelApi {
@@ -77,7 +78,7 @@ export function tracingPlugins(otel: OtelApi): { first: Plugin; last: Plugin } {
       const served = endAttempts(ctx, spans.attempts);
       const { request } = spans;
       const attrs: Attributes = {
-        'gen_ai.request.model': ctx.requestedModel ?? ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : undefined),
+        'gen_ai.request.model': ctx.requestedModel ?? modelOf(ctx) ?? undefined,
         'gen_ai.request.max_tokens': maxTokens(ctx.body),
         'gateway.listing': ctx.offer?.listing,
         'gateway.attempts': ctx.attempts.length,

@@ -87,6 +87,11 @@ t.test('refused requests have a line too: an unknown key, an unknown model', asy
   t.match(byId.get(bad.requestId), { status: 401, error: 'invalid_api_key', account_id: null, key_id: null, attempts: [], cost_nano: 0, ttfb_ms: null, outcome: 'error' });
   t.match(byId.get(unknown.requestId), { status: 404, model: 'no/such-model', account_id: gw.accountId, listing: null, error: String });
   t.notOk(out.text().includes('notakey'), 'not even a wrong key');
+
+  const long = await postChat(gw.url, gw.apiKey, { model: 'x'.repeat(100_000), messages: [{ role: 'user', content: PROMPT }] });
+  await gw.gateway.requestFinished(long.requestId);
+  const line = out.lines().find((l) => l.request_id === long.requestId);
+  t.equal(line.model, 'x'.repeat(200) + '…', 'a client-sent model name is cut');
 });
 
 t.test('log.requests: false writes no line', async (t) => {
