@@ -11,9 +11,9 @@ import { tracingPlugins } from './spans.js';
 export interface Tracing {
   /** `first` goes before the configured plugins, `last` after them (lib/tracing/spans.ts says why). */
   plugins: { first: Plugin; last: Plugin };
-  /** Export what is waiting (tests, before a check). */
+  /** Export what is waiting (tests, before a check). Never rejects: a failure is logged. */
   flush(): Promise<void>;
-  /** Export what is waiting and stop. */
+  /** Export what is waiting (for at most CLOSE_WAIT_MS) and stop. Never rejects. */
   close(): Promise<void>;
 }
 
@@ -50,9 +50,23 @@ export async function startTracing(cfg: TracingConfig, log: Logger): Promise<Tra
     SpanStatusCode: api.SpanStatusCode,
   });
   log('info', 'tracing: spans are exported over OTLP/HTTP', { collector: new URL(cfg.otlp_endpoint).host });
+  const failed = (e: unknown) => log('warn', `tracing: spans could not be exported: ${(e as Error).message ?? e}`);
   return {
     plugins,
-    flush: () => provider.forceFlush(),
-    close: () => provider.shutdown(),
+    flush: () => provider.forceFlush().catch(failed),
+    // A collector away would hold the shutdown for the exporter's retries (10 s): its spans are given up sooner.
+    close: () => {
+      let timer: NodeJS.Timeout | undefined;
+      const givenUp = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          log('warn', 'tracing: the last spans were not exported before the shutdown');
+          resolve();
+        }, CLOSE_WAIT_MS);
+      });
+      return Promise.race([provider.shutdown().catch(failed), givenUp]).finally(() => clearTimeout(timer));
+    },
   };
 }
+
+/** How long closing waits for the last spans to be exported. */
+const CLOSE_WAIT_MS = 2000;

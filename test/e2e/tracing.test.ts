@@ -232,3 +232,22 @@ t.test('tracing off: no traceparent upstream, no tracing plugin in the chain', a
   t.same(upstream.received.map((u) => u.traceparent), [undefined, undefined]);
   t.equal(gw.gateway.tracing, undefined);
 });
+
+t.test('a collector that cannot be reached costs no request: a warning in the log', async (t) => {
+  const closed = await startReceiver();
+  await closed.close(); // its port now refuses connections
+  const logged: { level: string; msg: string }[] = [];
+  const upstream = await startUpstream();
+  // The exporter retries a refused connection until its timeout (10 s by default; the SDK reads this variable).
+  process.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT = '300';
+  t.teardown(() => void delete process.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT);
+  const gw = await startGateway({ configure: configure(upstream.url, closed.url), log: (level, msg) => void logged.push({ level, msg }) });
+  t.teardown(() => upstream.close());
+  const r = await post(gw);
+  t.equal(r.status, 200);
+  await gw.gateway.requestFinished(r.requestId);
+  await gw.gateway.tracing!.flush();
+  t.ok(logged.some((l) => l.level === 'warn' && l.msg.startsWith('tracing: spans could not be exported')), 'the export failure is a warning');
+  await gw.close();
+  t.pass('closed');
+});
