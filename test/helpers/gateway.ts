@@ -69,7 +69,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-const DISCARD: LogStream = { write: () => true };
+/** A request log that goes nowhere: for gateways started in tests (stdout carries the test's own output). */
+export const DISCARD: LogStream = { write: () => true };
 
 export function buildTestConfig(dir: string, configure?: (cfg: Record<string, any>) => void): GatewayConfig {
   const obj = testConfigObject(join(dir, 'gateway.db'));
