@@ -34,7 +34,8 @@ export async function startTracing(cfg: TracingConfig, log: Logger): Promise<Tra
       debug: () => {},
       verbose: () => {},
     },
-    api.DiagLogLevel.WARN,
+    // Another gateway in the process (tests) set it before: no warning about replacing it.
+    { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
   );
   const exporter = new otlp.OTLPTraceExporter({ url: `${cfg.otlp_endpoint.replace(/\/+$/, '')}/v1/traces` });
   const provider = new sdk.BasicTracerProvider({

@@ -251,3 +251,15 @@ t.test('a collector that cannot be reached costs no request: a warning in the lo
   await gw.close();
   t.pass('closed');
 });
+
+t.test('sampling through the SDK variables: a request left out makes no span, and the upstream hears it is not sampled', async (t) => {
+  process.env.OTEL_TRACES_SAMPLER = 'always_off';
+  t.teardown(() => void delete process.env.OTEL_TRACES_SAMPLER);
+  const { receiver, upstream, gw } = await failoverSetup(t);
+  const r = await post(gw);
+  t.equal(r.status, 200);
+  await gw.gateway.requestFinished(r.requestId);
+  await gw.gateway.tracing!.flush();
+  t.same(receiver.spans, []);
+  t.match(upstream.received.at(-1)!.traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+});
