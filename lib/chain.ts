@@ -17,6 +17,7 @@ import { Scrubber } from './scrub.js';
 import { HEAVY_BODY_BYTES, heavyWork } from './take-turns.js';
 import type { Logger } from './log.js';
 import { NO_METRICS, type MetricsRecorder } from './metrics/recorder.js';
+import { FailureRun } from './log-run.js';
 
 /**
  * Upstream statuses that move the request to the next offer (before the first byte): the offer's
@@ -84,6 +85,11 @@ export interface ChainDeps {
   transports: Transports;
   breakers: Breakers;
   log: Logger;
+  /**
+   * Unexpected 5xx errors (not a GatewayError): the first of a run is logged, the others counted
+   * (a database outage fails every request). Default: a run of this chain's own.
+   */
+  failures?: FailureRun;
   /** Called after every onDone hook of a request ran (history written, hold ended). */
   finished?(ctx: RequestContext): void;
   /** Told of every request's end (default: metrics off). */
@@ -91,6 +97,9 @@ export interface ChainDeps {
 }
 
 type AttemptResult = 'done' | AttemptFailed;
+
+/** The log's record of unexpected request failures (ChainDeps.failures). */
+export const requestFailures = (log: Logger) => new FailureRun(log, { first: 'request failed', again: 'more requests failed with an unexpected error' });
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | number> = {}): void {
   if (res.headersSent || res.destroyed) return;
@@ -119,6 +128,7 @@ export class Chain {
   /** Every upstream text that reaches a client, a log line or a history row goes through it. */
   private readonly scrubber: Scrubber;
   private readonly metrics: MetricsRecorder;
+  private readonly failures: FailureRun;
 
   constructor(
     readonly plugins: Plugin[],
@@ -127,6 +137,7 @@ export class Chain {
     this.reversed = [...plugins].reverse();
     this.scrubber = new Scrubber(deps.config.providers.map((p) => p.api_key));
     this.metrics = deps.metrics ?? NO_METRICS;
+    this.failures = deps.failures ?? requestFailures(deps.log);
   }
 
   /** An upstream's text, scrubbed of secrets and cut to a length fit for a message. */
@@ -201,7 +212,7 @@ export class Chain {
 
   private fail(ctx: RequestContext, res: ServerResponse, e: unknown): void {
     const err = toGatewayError(e);
-    if (err.status >= 500 && !(e instanceof GatewayError)) this.deps.log('error', 'request failed', { request_id: ctx.id, err: e });
+    if (err.status >= 500 && !(e instanceof GatewayError)) this.failures.failed(e, { request_id: ctx.id });
     ctx.error = err;
     if (!res.headersSent) {
       addPluginHeaders(ctx, res);

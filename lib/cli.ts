@@ -72,7 +72,7 @@ function usage(): string {
 
 async function serve(config: GatewayConfig): Promise<void> {
   const gw = await startGateway(config);
-  stderrLogger('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url, metrics: gw.metricsUrl });
+  gw.log('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url, metrics: gw.metricsUrl });
   if (gw.demo) {
     process.stdout.write(
       `\nDemo account ${config.demo.email} created with $${config.demo.credit_usd} of credit.\n` +
@@ -86,11 +86,11 @@ async function serve(config: GatewayConfig): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.exit(await shutdown(gw, signal));
+    process.exit(await shutdown(gw, signal, gw.log));
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => void reloadConfig(gw, config.source!));
+  process.on('SIGHUP', () => void reloadConfig(gw, config.source!, gw.log));
 }
 
 /**

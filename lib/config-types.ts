@@ -145,6 +145,20 @@ export interface MetricsConfig {
   key_labels: boolean;
 }
 
+export interface LogConfig {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  /** Absent: pretty on a terminal, json otherwise. */
+  format?: 'json' | 'pretty';
+  /** One line per API request on stdout. */
+  requests: boolean;
+}
+
+export interface TracingConfig {
+  /** OTLP/HTTP base address; spans go to {otlp_endpoint}/v1/traces. */
+  otlp_endpoint: string;
+  service_name: string;
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   /** Exactly one of sqlite (the default, ./data/gateway.db) and postgres is set once the config is parsed. */
@@ -152,6 +166,9 @@ export interface GatewayConfig {
   storage: { sqlite?: string; postgres?: string; commit_interval_ms: number; node_dead_after_ms: number };
   /** Request history older than retention_days is deleted in the background. */
   history: { retention_days: number };
+  log: LogConfig;
+  /** Absent: tracing is off. */
+  tracing?: TracingConfig;
   upstream: UpstreamConfig;
   breaker: BreakerConfig;
   plugins: string[];

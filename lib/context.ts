@@ -128,6 +128,8 @@ export interface RequestContext {
   usage?: Usage;
   /** Nano-USD charged for the request (set by metering once its hold ended). */
   chargedNano?: number;
+  /** The request's trace id, when tracing is on (for the request log line). */
+  traceId?: string;
   /** Final HTTP status sent to the client. */
   status?: number;
   error?: GatewayError;

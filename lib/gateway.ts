@@ -3,13 +3,16 @@
 // requests; requests in flight finish on the chain they started with.
 import type { GatewayConfig } from './config-types.js';
 import { LRUCache } from 'lru-cache';
-import { Chain, type ChainDeps } from './chain.js';
+import { Chain, requestFailures, type ChainDeps } from './chain.js';
 import { Breakers } from './breaker.js';
 import { Transports } from './proxy.js';
 import { resolveOffers } from './offers.js';
 import { GatewayServer, type PageHandler } from './server.js';
-import { stderrLogger, type Logger } from './log.js';
+import { createLogger, LogSink, type Logger, type LogStream } from './log.js';
+import { logRequest } from './request-log.js';
+import { startTracing, type Tracing } from './tracing/index.js';
 import type { Plugin, PluginEnv } from './plugin.js';
+import type { RequestContext } from './context.js';
 import { pluginFactories } from '../plugins/index.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
 import { openStore, SERVING_CHANGE_POLL_MS } from './store/index.js';
@@ -22,7 +25,10 @@ import { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics/listener.js';
 
 export interface GatewayOptions {
+  /** Operator lines; default: stderr, with the config's log level and format. */
   log?: Logger;
+  /** Where request lines go (default: stdout). */
+  requestLog?: LogStream;
   /** Use this store instead of opening config.storage.sqlite (tests). */
   store?: Store;
   /** Clock for month boundaries and holds (tests). */
@@ -39,6 +45,10 @@ export interface Gateway {
   url: string;
   /** Where Prometheus scrapes (config metrics); absent: metrics are off. */
   metricsUrl?: string;
+  /** Operator lines (start, stop, reload), as configured. */
+  log: Logger;
+  /** Spans, when tracing is configured. */
+  tracing?: Tracing;
   config: GatewayConfig;
   store: Store;
   simulator?: Simulator;
@@ -71,12 +81,16 @@ class Finished {
   }
 }
 
-function buildChain(config: GatewayConfig, env: PluginEnv, deps: Omit<ChainDeps, 'config'>): Chain {
+function buildChain(config: GatewayConfig, env: PluginEnv, deps: Omit<ChainDeps, 'config'>, tracing: Tracing | undefined): Chain {
   const plugins: Plugin[] = config.plugins.map((name) => {
     const factory = pluginFactories[name];
     if (!factory) throw new Error(`unknown plugin "${name}"`);
     return factory(env);
   });
+  if (tracing) {
+    plugins.unshift(tracing.plugins.first);
+    plugins.push(tracing.plugins.last);
+  }
   return new Chain(plugins, { config, ...deps });
 }
 
@@ -103,7 +117,9 @@ function startHoldSweeper(store: Store, config: () => GatewayConfig, clock: () =
 }
 
 export async function startGateway(config: GatewayConfig, opts: GatewayOptions = {}): Promise<Gateway> {
-  const log = opts.log ?? stderrLogger;
+  const stderr = new LogSink(process.stderr, config.log);
+  const log = opts.log ?? createLogger(stderr);
+  const requestLines = new LogSink(opts.requestLog ?? process.stdout, config.log, true);
   // The store first: when another process serves from the file, this one stops before starting anything.
   let store = opts.store;
   const ownsStore = !store;
@@ -113,6 +129,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
 
   let simulator: Simulator | undefined;
   let metricsListener: MetricsListener | undefined;
+  let tracing: Tracing | undefined;
   try {
     await store.sync(); // a networked store is reachable and migrated before anything starts
     const ensureSimulator = async (cfg: GatewayConfig) => {
@@ -122,6 +139,14 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
     const finished = opts.trackFinished ? new Finished() : undefined;
+    let logRequests = config.log.requests;
+    const ended = (ctx: RequestContext) => {
+      if (logRequests) logRequest(requestLines, ctx);
+      finished?.add(ctx.id);
+    };
+    tracing = config.tracing ? await startTracing(config.tracing, log) : undefined;
+    // Outlives reloads: a run of failures goes on across a new chain.
+    const failures = requestFailures(log);
     const transports = new Transports(config.upstream.max_sockets_per_provider);
     const breakers = new Breakers(config.breaker);
     let server: GatewayServer | undefined;
@@ -138,7 +163,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     if (metrics) store.writes?.observe(metrics.batches);
     const make = (cfg: GatewayConfig) => {
       const offersByModel = resolveOffers(cfg, simulator?.url);
-      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, metrics, finished: finished && ((ctx) => finished.add(ctx.id)) });
+      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, metrics, failures, finished: ended }, tracing);
       return { config: cfg, offersByModel, chain };
     };
     let current = make(config);
@@ -158,6 +183,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const gateway: Gateway = {
       url,
       metricsUrl: metricsListener?.url,
+      log,
+      tracing,
       config,
       store,
       simulator,
@@ -174,6 +201,11 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
           log('warn', 'server.host/port changes need a restart; keeping the current address');
         if (JSON.stringify(next.metrics) !== JSON.stringify(current.config.metrics))
           log('warn', 'metrics changes need a restart; keeping the current metrics settings');
+        if (JSON.stringify(next.tracing) !== JSON.stringify(current.config.tracing))
+          log('warn', 'tracing changes need a restart; keeping the current tracing');
+        stderr.configure(next.log);
+        requestLines.configure(next.log);
+        logRequests = next.log.requests;
         current = made;
         gateway.config = next;
       },
@@ -183,6 +215,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         await metricsListener?.close();
         for (const p of current.chain.plugins) await p.close?.();
         transports.close();
+        failures.close();
+        requestLines.flush();
+        await tracing?.close();
         if (ownsStore) await store!.close();
         await simulator?.close();
       },
@@ -192,6 +227,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     // What was started must not outlive a failed start (the store holds the database's lock).
     await metricsListener?.close();
     await simulator?.close();
+    await tracing?.close();
     if (ownsStore) await store.close();
     throw err;
   }

@@ -6,7 +6,7 @@ import { startGateway as startNode, type Gateway } from '../../lib/gateway.js';
 import { silentLogger } from '../../lib/log.js';
 import { openStore } from '../../lib/store/index.js';
 import type { PostgresStore } from '../../lib/store/postgres/store.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { DISCARD, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
 import { postChat } from '../helpers/post-chat.js';
@@ -40,7 +40,7 @@ async function twoNodes(t: Test, creditUsd = 10): Promise<Nodes> {
   const url = await freshPostgresUrl();
   const a = await startGateway({ creditUsd, configure: (c) => void (c.storage = { postgres: url, commit_interval_ms: 2 }) });
   t.teardown(() => a.close());
-  const b = await startNode(a.config, { log: silentLogger });
+  const b = await startNode(a.config, { log: silentLogger, requestLog: DISCARD });
   t.teardown(() => b.close());
   const bStore = b.store as PostgresStore;
   const db = await openSql(url);

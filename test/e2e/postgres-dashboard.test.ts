@@ -6,7 +6,7 @@ import { startGateway as startNode } from '../../lib/gateway.js';
 import { silentLogger } from '../../lib/log.js';
 import { DashboardClient } from '../dashboard/client.js';
 import { until } from '../helpers/until.js';
-import { startGateway } from '../helpers/gateway.js';
+import { DISCARD, startGateway } from '../helpers/gateway.js';
 import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -37,7 +37,7 @@ t.test('GET /dashboard while the database is away: 503 with Retry-After; served 
 t.test('failed logins alternated over two nodes: slowed after the free failures of one node, not of two', { skip }, async (t) => {
   const gw = await startGateway({ creditUsd: 10, ...onPostgres(await freshPostgresUrl()) });
   t.teardown(() => gw.close());
-  const other = await startNode(gw.config, { log: silentLogger });
+  const other = await startNode(gw.config, { log: silentLogger, requestLog: DISCARD });
   t.teardown(() => other.close());
   await until('both nodes counting two', () => gw.store.liveNodes?.() === 2 && other.store.liveNodes?.() === 2, 5000);
   const email = 'owner@example.com';

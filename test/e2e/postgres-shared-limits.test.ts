@@ -4,7 +4,7 @@
 import t from 'tap';
 import { startGateway as startNode } from '../../lib/gateway.js';
 import { silentLogger } from '../../lib/log.js';
-import { startGateway } from '../helpers/gateway.js';
+import { DISCARD, startGateway } from '../helpers/gateway.js';
 import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
 import { postChat } from '../helpers/post-chat.js';
 import { until } from '../helpers/until.js';
@@ -23,7 +23,7 @@ const onPostgres = (url: string) => ({
 t.test("a key's requests spread over two nodes are limited near its rpm in total, not twice it", { skip }, async (t) => {
   const gw = await startGateway({ creditUsd: 10, ...onPostgres(await freshPostgresUrl()) });
   t.teardown(() => gw.close());
-  const other = await startNode(gw.config, { log: silentLogger });
+  const other = await startNode(gw.config, { log: silentLogger, requestLog: DISCARD });
   t.teardown(() => other.close());
   // Each node counts the other at its next heartbeat (every second).
   await until('both nodes counting two', () => gw.store.liveNodes?.() === 2 && other.store.liveNodes?.() === 2, 5000);

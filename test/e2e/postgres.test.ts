@@ -4,7 +4,7 @@
 import t from 'tap';
 import { startGateway as startNode } from '../../lib/gateway.js';
 import { silentLogger } from '../../lib/log.js';
-import { startGateway } from '../helpers/gateway.js';
+import { DISCARD, startGateway } from '../helpers/gateway.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import { freshPostgresUrl, postgresSkip } from '../helpers/postgres.js';
 import { postChat } from '../helpers/post-chat.js';
@@ -41,7 +41,7 @@ t.test('a second node on the same database serves the same key, and refuses it w
   const gw = await startGateway({ creditUsd: 10, ...onPostgres(await freshPostgresUrl()) });
   t.teardown(() => gw.close());
   // A second node as `gateway serve` starts one: its own store and pool, listening for changes.
-  const other = await startNode(gw.config, { log: silentLogger });
+  const other = await startNode(gw.config, { log: silentLogger, requestLog: DISCARD });
   t.teardown(() => other.close());
   const served = await post(other.url, gw.apiKey, chat);
   t.equal(served.status, 200, 'the other node serves the key');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../../lib/config.js';
 import type { GatewayConfig } from '../../lib/config-types.js';
 import { startGateway as start, type Gateway } from '../../lib/gateway.js';
-import { silentLogger, type Logger } from '../../lib/log.js';
+import { silentLogger, type Logger, type LogStream } from '../../lib/log.js';
 import type { Simulator } from '../../lib/simulator/index.js';
 import type { Store } from '../../lib/store/types.js';
 import { openStore } from '../../lib/store/index.js';
@@ -47,6 +47,8 @@ export interface TestGatewayOptions {
   creditUsd?: number;
   clock?: () => number;
   log?: Logger;
+  /** Where request log lines go (default: nowhere, so they do not mix with the test's output). */
+  requestLog?: LogStream;
   holdSweepIntervalMs?: number;
   /** The store's bound on rows waiting to be written (see MAX_UNWRITTEN_ROWS). */
   maxUnwrittenRows?: number;
@@ -67,6 +69,9 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/** A request log that goes nowhere: for gateways started in tests (stdout carries the test's own output). */
+export const DISCARD: LogStream = { write: () => true };
+
 export function buildTestConfig(dir: string, configure?: (cfg: Record<string, any>) => void): GatewayConfig {
   const obj = testConfigObject(join(dir, 'gateway.db'));
   configure?.(obj);
@@ -83,7 +88,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
   const credit = parseUsd(String(opts.creditUsd ?? 100));
   if (credit > 0) await store.ledger.grant(account.id, credit, 'test credit');
   const { key, secret } = await store.keys.create({ accountId: account.id, name: 'test key' });
-  const gateway = await start(config, { store, clock: opts.clock, log, trackFinished: true, holdSweepIntervalMs: opts.holdSweepIntervalMs });
+  const gateway = await start(config, { store, clock: opts.clock, log, trackFinished: true, holdSweepIntervalMs: opts.holdSweepIntervalMs, requestLog: opts.requestLog ?? DISCARD });
   return {
     url: gateway.url,
     gateway,

@@ -581,6 +581,22 @@ t.test('any other exception becomes an opaque 500 and is logged', async (t) => {
   t.same(s.dones.map((d) => d.outcome), ['error']);
 });
 
+t.test('a run of unexpected errors is logged once, not once per request (a database outage fails them all)', async (t) => {
+  const s = await setup(t, {
+    plugins: [
+      {
+        name: 'buggy',
+        onRequest() {
+          throw new TypeError('store unreachable');
+        },
+      },
+    ],
+  });
+  for (let i = 0; i < 5; i++) t.equal((await call(s.url, MESSAGES_PATH, { offers: ['p1'] })).status, 500);
+  await s.settled();
+  t.same(s.logged.filter((l) => l.level === 'error').map((l) => l.msg), ['request failed'], 'the first; the others are counted (lib/log-run.ts)');
+});
+
 t.test('an onDone that throws is logged and does not stop the other onDone hooks', async (t) => {
   const log: string[] = [];
   const s = await setup(t, {

@@ -329,6 +329,28 @@ t.test('rate_limits: given values win, each must be a positive integer', async (
   ]);
 });
 
+t.test('log and tracing: defaults, given values, refused values', async (t) => {
+  const c: any = minimal();
+  const d = parseConfig(json(c), 'c.json', {});
+  t.same(d.log, { level: 'info', requests: true }, 'format absent: chosen by the output (pretty on a terminal)');
+  t.equal(d.tracing, undefined, 'tracing off unless configured');
+  c.log = { level: 'debug', format: 'pretty', requests: false };
+  c.tracing = { otlp_endpoint: 'http://127.0.0.1:4318' };
+  const g = parseConfig(json(c), 'c.json', {});
+  t.same(g.log, { level: 'debug', format: 'pretty', requests: false });
+  t.same(g.tracing, { otlp_endpoint: 'http://127.0.0.1:4318', service_name: 'llm-gateway' });
+  c.log = { level: 'verbose', format: 'xml' };
+  c.tracing = { otlp_endpoint: 'grpc://collector:4317' };
+  t.same(problemsOf(t, json(c)).sort(), [
+    'log.format: must be one of "json", "pretty"',
+    'log.level: must be one of "debug", "info", "warn", "error"',
+    'tracing.otlp_endpoint: must match pattern "^https?://"',
+  ]);
+  c.log = {};
+  c.tracing = {};
+  t.same(problemsOf(t, json(c)), ['tracing: missing required field "otlp_endpoint"']);
+});
+
 t.test('config/production.example.yaml is valid once its secrets are in the environment', async (t) => {
   const env = { ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'b', STRIPE_SECRET_KEY: 'c', STRIPE_WEBHOOK_SECRET: 'd' };
   const cfg = loadConfig(join(packageRoot(), 'config/production.example.yaml'), env);

@@ -8,6 +8,7 @@
 // ever refuses more, never less: a refusal on an account or key with ends not yet written is asked
 // again once they are. Credits (grants, top-ups) are written at once, durably.
 import type { Logger } from '../../log.js';
+import { FailureRun } from '../../log-run.js';
 import type {
   BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult, ReserveRefusal,
 } from '../types.js';
@@ -30,22 +31,6 @@ interface EndedHold extends HoldEnd {
   amount: number;
 }
 
-/** Logs the first failure of a run and the recovery, not every failed call. */
-class Outage {
-  private since: number | undefined;
-  constructor(private readonly log: Logger, private readonly what: string) {}
-  failed(err: unknown): void {
-    if (this.since !== undefined) return;
-    this.since = Date.now();
-    this.log('error', `store: the database cannot be reached; ${this.what} get 503 until it can`, { err: (err as Error).message });
-  }
-  ok(): void {
-    if (this.since === undefined) return;
-    this.log('info', 'store: the database is reachable again', { seconds: Math.round((Date.now() - this.since) / 1000) });
-    this.since = undefined;
-  }
-}
-
 export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private readonly open = new Map<string, OpenHold>();
   /** Ended here, to be written with the next batch; and those of the batch in flight. */
@@ -60,7 +45,8 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private holdSeq = 0;
   private readonly holdIdPrefix: string;
   private closed = false;
-  private readonly outage: Outage;
+  /** The database away: the first failed reserve and the recovery are logged, the others counted. */
+  private readonly outage: FailureRun;
   readonly groups: ReserveGroups;
 
   constructor(
@@ -73,7 +59,11 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   ) {
     // Ids that only grow within a node: its start time, its id, then a fixed-width counter.
     this.holdIdPrefix = `${months.now().toString(36)}-${nodeId.slice(0, 8)}-`;
-    this.outage = new Outage(log, 'requests that need a credit hold');
+    this.outage = new FailureRun(log, {
+      first: 'store: the database cannot be reached; requests that need a credit hold get 503 until it can',
+      again: 'store: reserves refused while the database is away',
+      recovered: 'store: the database is reachable again',
+    });
     this.groups = new ReserveGroups(db, nodeId, () => {
       const now = months.now();
       return { month: months.month(now), now };
@@ -151,7 +141,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
       if (!(err instanceof StoreError && err.code === 'unavailable')) throw err;
       // Money is never spent without a hold: the request is refused (503), the node carries on.
       // (If the hold was inserted after all, its answer lost, reconcile() releases it.)
-      this.outage.failed(err);
+      this.outage.failed((err as Error).message);
       return { ok: false, reason: 'store_backlogged', amount };
     }
     this.reservingIds.delete(id);
