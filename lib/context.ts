@@ -189,3 +189,14 @@ export function createContext(init: ContextInit): RequestContext {
 }
 
 const EMPTY_BODY = Buffer.alloc(0);
+
+/** Longest client-sent model name a history row, log line or span repeats (nothing else bounds what a client sends). */
+const MAX_MODEL_CHARS = 200;
+
+/** The model's id (an alias resolved), else what the client sent, cut to MAX_MODEL_CHARS; null without one. */
+export function modelOf(ctx: RequestContext): string | null {
+  if (ctx.model) return ctx.model.id;
+  const sent = ctx.body.model;
+  if (typeof sent !== 'string') return null;
+  return sent.length > MAX_MODEL_CHARS ? sent.slice(0, MAX_MODEL_CHARS) + '…' : sent;
+}

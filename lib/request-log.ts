@@ -3,21 +3,10 @@
 // unauthenticated ones included. Ids, counts, times and codes only: never a key, a prompt or an
 // answer, nor an upstream's message (it can quote the request).
 import { performance } from 'node:perf_hooks';
-import type { RequestContext } from './context.js';
+import { modelOf, type RequestContext } from './context.js';
 import type { LogSink } from './log.js';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
-
-/** Longest client-sent model name a line or span repeats (nothing bounds what a client sends). */
-const MAX_MODEL_CHARS = 200;
-
-/** The model's id (an alias resolved), else what the client sent, cut to MAX_MODEL_CHARS; null without one. */
-export function modelOf(ctx: RequestContext): string | null {
-  if (ctx.model) return ctx.model.id;
-  const sent = ctx.body.model;
-  if (typeof sent !== 'string') return null;
-  return sent.length > MAX_MODEL_CHARS ? sent.slice(0, MAX_MODEL_CHARS) + '…' : sent;
-}
 
 /** The line's fields (README, Logs and traces). */
 export function requestLine(ctx: RequestContext): Record<string, unknown> {

@@ -9,10 +9,9 @@
 // the upstream request as sent, its response hooks see the upstream's own answer first).
 import { performance } from 'node:perf_hooks';
 import type { Attributes, Context, Span, SpanKind as SpanKindT, SpanStatusCode as SpanStatusCodeT, TextMapPropagator, Tracer } from '@opentelemetry/api';
-import type { Attempt, RequestContext } from '../context.js';
 import type { Plugin, StreamEvent } from '../plugin.js';
 import type { WireFormat } from '../config-types.js';
-import { modelOf } from '../request-log.js';
+import { modelOf, type Attempt, type RequestContext } from '../context.js';
 
 /** What the loader hands over from @opentelemetry/api (imported only when tracing is on). */
 export interface OtelApi {

@@ -3,7 +3,7 @@
 // A stream that breaks or is abandoned is charged for what was produced: the usage the upstream
 // reported so far, else an estimate from the output text already streamed.
 import type { Plugin, PluginEnv, StreamEvent, UpstreamRequest } from '../../lib/plugin.js';
-import type { Offer, Outcome, RequestContext, Usage } from '../../lib/context.js';
+import { modelOf, type Offer, type Outcome, type RequestContext, type Usage } from '../../lib/context.js';
 import type { WireFormat } from '../../lib/config-types.js';
 import type { HistoryRow, Store } from '../../lib/store/types.js';
 import { andThen } from '../../lib/maybe-promise.js';
@@ -140,7 +140,7 @@ function recordHistory(store: Store, ctx: RequestContext, outcome: Outcome, usag
     accountId: auth.accountId,
     keyId: auth.keyId,
     route: ctx.route,
-    model: ctx.model?.id ?? (typeof ctx.body.model === 'string' ? ctx.body.model : null),
+    model: modelOf(ctx),
     requestedModel: ctx.requestedModel ?? null,
     listing: ctx.offer?.listing ?? null,
     attempts: ctx.attempts,

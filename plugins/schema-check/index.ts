@@ -27,6 +27,8 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
       checkContentType(ctx.req.headers['content-type']);
       checkValueCount(ctx.rawBody);
       const body = parseBody(ctx.rawBody);
+      // Of a body refused below, the history row and the log line show the model it asked for, nothing else.
+      if (typeof body.model === 'string') ctx.body = { model: body.model };
       checkCounts(body);
       refuseThreadContinue(ctx.route, body);
       const problems = validateBody(ctx.route, body);

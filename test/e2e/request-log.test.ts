@@ -94,6 +94,15 @@ t.test('refused requests have a line too: an unknown key, an unknown model', asy
   t.equal(line.model, 'x'.repeat(200) + '…', 'a client-sent model name is cut');
 });
 
+t.test('a body refused by its schema: the history row and the line show the model it asked for', async (t) => {
+  const { gw, out } = await gateway(t);
+  const r = await postChat(gw.url, gw.apiKey, { model: 'test/gpt', temperature: 'hot', messages: [{ role: 'user', content: PROMPT }] });
+  t.equal(r.status, 400);
+  await gw.gateway.requestFinished(r.requestId);
+  t.match(await gw.store.history.get(r.requestId), { model: 'test/gpt', httpStatus: 400 });
+  t.match(out.lines().find((l) => l.request_id === r.requestId), { model: 'test/gpt', status: 400 });
+});
+
 t.test('log.requests: false writes no line', async (t) => {
   const { gw, out } = await gateway(t, { requests: false });
   const r = await postChat(gw.url, gw.apiKey, { model: 'test/gpt', messages: [{ role: 'user', content: 'hi' }] });

@@ -70,10 +70,13 @@ t.test('a valid body is parsed once into ctx.body; ctx.stream follows `stream`',
   t.equal(counting.stream, false, 'count_tokens never streams');
 });
 
-t.test('a rejected body leaves ctx.body untouched', async (t) => {
-  const ctx = fakeCtx('chat', { model: 'm' });
+t.test('a rejected body leaves in ctx.body only the model it asked for (for its history row and log line)', async (t) => {
+  const ctx = fakeCtx('chat', { model: 'm', temperature: 'hot', messages: 'not a list' });
   t.ok(await check(ctx));
-  t.same(ctx.body, {});
+  t.same(ctx.body, { model: 'm' });
+  const noModel = fakeCtx('chat', { model: 42 });
+  t.ok(await check(noModel));
+  t.same(noModel.body, {}, 'a model that is not a string is not kept');
 });
 
 t.test('GET models: nothing is checked', async (t) => {
