@@ -93,6 +93,7 @@ async function browserTests(): Promise<void> {
     await page.getByLabel('Name', { exact: true }).fill('my app');
     await page.getByLabel('Monthly limit, USD').fill('5');
     await page.getByRole('button', { name: 'Create key' }).click();
+    await page.waitForURL(/\/dashboard\/keys\/\d+\/created$/);
     const key = await page.getByTestId('new-key').inputValue();
     t.match(key, /^sk-service-[A-Za-z0-9]{40}$/);
     await page.getByRole('button', { name: 'Copy' }).click();
@@ -125,7 +126,7 @@ async function browserTests(): Promise<void> {
 
     // Routing: deny a model; the Models page marks it not usable; the API refuses it.
     await page.getByRole('link', { name: 'Routing' }).click();
-    await page.locator('input[name=deny][value="test/claude"]').check();
+    await page.locator('input[name=allow][value="test/claude"]').uncheck();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.waitForURL(/notice=saved/);
     t.equal(await page.locator('tr[data-model="test/claude"] [data-testid=not-usable]').innerText(), 'Denied in your routing settings');
@@ -138,6 +139,7 @@ async function browserTests(): Promise<void> {
     await page.goto('/dashboard/keys');
     await page.getByLabel('Name', { exact: true }).fill('second');
     await page.getByRole('button', { name: 'Create key' }).click();
+    await page.waitForURL(/\/created$/);
     const second = (await gw.store.keys.list(accountId)).find((k) => k.name === 'second')!;
     const attacker = await attackerSite(`${gw.url}/dashboard/keys/${second.id}/revoke`);
     t.teardown(attacker.close);
@@ -153,6 +155,8 @@ async function browserTests(): Promise<void> {
     await shot(page, '08-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.waitForURL(/notice=revoked/);
+    t.equal(await page.locator('tr', { hasText: 'my app' }).count(), 0, 'a revoked key is hidden');
+    await page.getByRole('link', { name: 'Show 1 revoked key' }).click();
     t.match(await page.locator('tr', { hasText: 'my app' }).innerText(), /Revoked/);
     await shot(page, '09-keys-list');
     await t.rejects(openai.chat.completions.create({ model: 'test/gpt', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }), errorWith({ status: 401 }));
