@@ -3,7 +3,6 @@
 // memory, so the page can be served by any node; sealed (AES-256-GCM) with a key derived from the
 // session token, so the cookie alone reveals nothing, and cleared by the page that shows it.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { AccountContext } from './context.js';
 import { parseCookies, setCookie } from './http.js';
 
@@ -13,11 +12,11 @@ const MAX_AGE_SECONDS = 120;
 
 const sealKey = (sessionToken: string) => createHmac('sha256', sessionToken).update('new key reveal').digest();
 
-export function holdSecret(ctx: AccountContext, res: ServerResponse, keyId: number, secret: string): void {
+export function holdSecret(ctx: AccountContext, keyId: number, secret: string): void {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', sealKey(ctx.visitor.sessionToken!), iv);
   const sealed = Buffer.concat([cipher.update(`${keyId}:${secret}`, 'utf8'), cipher.final()]);
-  setCookie(res, COOKIE, Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url'), { secure: ctx.secure, maxAgeSeconds: MAX_AGE_SECONDS });
+  setCookie(ctx.res, COOKIE, Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url'), { secure: ctx.secure, maxAgeSeconds: MAX_AGE_SECONDS });
 }
 
 /** The secret of key `keyId` if this browser's session just created it; the cookie is cleared either way. */

@@ -7,10 +7,10 @@ import t, { type Test } from 'tap';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CHROMIUM, launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const USD = 1_000_000_000;
@@ -35,10 +35,7 @@ async function screenTests(): Promise<void> {
         c.offers.push({ listing: `${LONG_MODEL}@sim-chat`, model: LONG_MODEL, provider: 'sim-chat', upstream_model: 'long-up', price: { input: 1, output: 2 } });
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   t.teardown(async () => {
     await browser?.close();

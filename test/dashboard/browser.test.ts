@@ -9,14 +9,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { HistoryRow } from '../../lib/store/types.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CHROMIUM, launchChromium } from './chromium.js';
 import { errorWith } from '../helpers/error-pattern.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import { deliver, startFakeStripe, stripeConfig, type FakeStripe } from './fake-stripe.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const USD = 1_000_000_000;
 const DAY = 86_400_000;
@@ -33,10 +33,7 @@ async function browserTests(): Promise<void> {
     mkdirSync(SHOTS, { recursive: true });
     fake = await startFakeStripe();
     gw = await startGateway({ creditUsd: 0, configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   t.teardown(async () => {
     await browser?.close();

@@ -188,7 +188,7 @@ async function createKey(ctx: AccountContext): Promise<void> {
   const checked = await checkDraft(ctx, draft, null);
   if (typeof checked === 'string') return keysPage(ctx, { status: 400, draft, notice: { kind: 'error', text: checked } });
   const { key, secret } = await ctx.deps.store.keys.create({ accountId: ctx.account.id, ...checked });
-  holdSecret(ctx, ctx.res, key.id, secret);
+  holdSecret(ctx, key.id, secret);
   redirect(ctx.res, `/dashboard/keys/${key.id}/created`);
 }
 

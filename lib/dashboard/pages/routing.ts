@@ -124,7 +124,9 @@ async function saveRouting(ctx: AccountContext): Promise<void> {
     return routingPage(ctx, { status: 400, draft: d, notice: { kind: 'error', text: 'A price cap is an amount in USD per million tokens with at most 3 decimals, such as 3 or 0.25.' } });
   }
   const usable = usableCount(modelUsability(ctx.account.id, settings, ctx.config.models, ctx.deps.offers()));
-  if (usable === 0 && ctx.form.get('confirm') !== 'none-usable') return routingPage(ctx, { status: 409, draft: d, confirmNone: true });
+  if (usable === 0 && ctx.form.get('confirm') !== 'none-usable') {
+    return routingPage(ctx, { status: 409, draft: d, confirmNone: true, notice: { kind: 'warning', text: `Not saved yet: ${NONE_USABLE.charAt(0).toLowerCase()}${NONE_USABLE.slice(1)} Change the settings, or confirm below the form.` } });
+  }
   await ctx.deps.store.routing.set(ctx.account.id, settings);
   redirect(ctx.res, '/dashboard/routing?notice=saved');
 }
