@@ -72,7 +72,7 @@ function usage(): string {
 
 async function serve(config: GatewayConfig): Promise<void> {
   const gw = await startGateway(config);
-  stderrLogger('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url });
+  stderrLogger('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url, metrics: gw.metricsUrl });
   if (gw.demo) {
     process.stdout.write(
       `\nDemo account ${config.demo.email} created with $${config.demo.credit_usd} of credit.\n` +

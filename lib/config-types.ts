@@ -137,10 +137,19 @@ export interface StripeConfig {
   api_base?: string;
 }
 
+/** Prometheus metrics on a listener of its own; absent in GatewayConfig: off. */
+export interface MetricsConfig {
+  host: string;
+  port: number;
+  /** Label request counts with the API key's id (off: key ids never reach a label). */
+  key_labels: boolean;
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   /** Exactly one of sqlite (the default, ./data/gateway.db) and postgres is set once the config is parsed. */
-  storage: { sqlite?: string; postgres?: string; commit_interval_ms: number };
+  /** node_dead_after_ms: PostgreSQL nodes' failure bound (heartbeat a tenth of it, sweep a fifth). */
+  storage: { sqlite?: string; postgres?: string; commit_interval_ms: number; node_dead_after_ms: number };
   /** Request history older than retention_days is deleted in the background. */
   history: { retention_days: number };
   upstream: UpstreamConfig;
@@ -151,6 +160,8 @@ export interface GatewayConfig {
   dashboard: DashboardConfig;
   /** Card and stablecoin top-ups; absent: payments are not enabled. */
   stripe?: StripeConfig;
+  /** Prometheus metrics; absent: off. */
+  metrics?: MetricsConfig;
   providers: ProviderConfig[];
   models: ModelConfig[];
   offers: OfferConfig[];

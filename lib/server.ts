@@ -100,9 +100,20 @@ export class GatewayServer {
     });
   }
 
+  /** Shutdown has begun: readiness fails, connections close after their answer. */
+  get shuttingDown(): boolean {
+    return this.draining;
+  }
+
+  /** Requests in the chain now (metrics). */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = newRequestId();
     res.setHeader('x-request-id', id);
+    if (this.draining) res.setHeader('connection', 'close');
     if (hostHeaders(req.rawHeaders) > 1) {
       // Node keeps the first Host, a proxy in front may route by the last: refuse the ambiguity (RFC 9112 3.2).
       res.setHeader('connection', 'close');
@@ -137,7 +148,6 @@ export class GatewayServer {
         new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `${path} accepts ${spec.method} only.`),
       );
     }
-    if (this.draining) res.setHeader('connection', 'close');
 
     const ctx = createContext({ id, route: spec.route, clientFormat, req, modelPath });
     res.once('close', () => {
@@ -165,12 +175,17 @@ export class GatewayServer {
     }
   }
 
-  /** Stop accepting, let in-flight requests finish until the deadline, then cut the rest. */
+  /**
+   * Let in-flight requests finish until the deadline, then cut the rest. The listener stays open
+   * while requests drain, so a load balancer's health check reads /readyz's 503 (not a refused
+   * connection it may retry) and moves traffic away; what still arrives meanwhile is served, on
+   * connections closed after their answer.
+   */
   async shutdown(graceMs: number): Promise<void> {
     this.draining = true;
-    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeIdleConnections();
     await this.inFlightDone(graceMs);
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();
     // Cut requests still run their done hooks (partial charges, history): wait for those too,
     // bounded, so a stuck handler cannot keep the process from exiting.

@@ -54,6 +54,9 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private inFlightBatch: PgBatch | undefined;
   /** Reserves waiting for the database: close waits for them, so no hold is created after it. */
   private readonly reserving = new Set<Promise<unknown>>();
+  /** Their hold ids, until the hold is in `open` (or the reserve failed or was refused). */
+  private readonly reservingIds = new Set<string>();
+  private reconcileTimer: NodeJS.Timeout | undefined;
   private holdSeq = 0;
   private readonly holdIdPrefix: string;
   private closed = false;
@@ -130,6 +133,12 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     return out;
   }
 
+  openHolds(): { count: number; nano: number } {
+    let nano = 0;
+    for (const h of this.open.values()) nano += h.amount;
+    return { count: this.open.size, nano };
+  }
+
   reserve(req: ReserveRequest): ReserveResult | Promise<ReserveResult> {
     if (this.closed) throw new StoreError('invalid', 'store is closed');
     const { amount } = req;
@@ -147,16 +156,20 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     const id = this.holdIdPrefix + String(this.holdSeq++).padStart(12, '0');
     const now = this.months.now();
     let row: ReserveRow;
+    this.reservingIds.add(id);
     try {
       row = await this.groups.reserve({ holdId: id, accountId: req.accountId, keyId: req.keyId, amount,
         monthlyLimitNano: req.monthlyLimitNano, requestId: req.requestId ?? null });
       this.outage.ok();
     } catch (err) {
+      this.reservingIds.delete(id);
       if (!(err instanceof StoreError && err.code === 'unavailable')) throw err;
       // Money is never spent without a hold: the request is refused (503), the node carries on.
+      // (If the hold was inserted after all, its answer lost, reconcile() releases it.)
       this.outage.failed(err);
       return { ok: false, reason: 'store_backlogged', amount };
     }
+    this.reservingIds.delete(id);
     if (row.reason === null) {
       const hold: OpenHold = { id, accountId: req.accountId, keyId: req.keyId, amount, createdAt: now, requestId: req.requestId ?? null };
       this.open.set(id, hold);
@@ -271,9 +284,40 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     this.inFlightBatch = undefined;
   }
 
+  /**
+   * Release the holds the database shows open for this node that this node does not know: no
+   * request of its runs on them. Their ends were acknowledged and then lost (a database crash loses
+   * its last asynchronous commits, and a hold's insert can outlive its end's batch), or a reserve
+   * committed after its call failed here. Nothing else would end them (sweeps leave a live node's
+   * holds alone): their credit would stay held until the node stops. Their charges, if any, are
+   * lost with the batch, as the README says of a database crash.
+   */
+  async reconcile(): Promise<string[]> {
+    const inDb = await this.db.query<{ id: string }>(`SELECT id FROM holds WHERE node_id = $1 AND status = 'open'`, [this.nodeId]);
+    // Known: open here, being reserved, or ended here with the end not yet written.
+    const unwritten = new Set(this.unwrittenEnds().map((e) => e.id));
+    const unknown = inDb.map((r) => r.id).filter((id) => !this.open.has(id) && !this.reservingIds.has(id) && !unwritten.has(id));
+    if (unknown.length === 0) return [];
+    const released = await this.db.query<{ id: string }>(`UPDATE holds SET status = 'released', ended_at = $2
+      WHERE id = ANY($1::text[]) AND status = 'open' RETURNING id`, [unknown, this.months.now()]);
+    if (released.length > 0) {
+      this.log('warn', 'store: released holds the database showed open for this node but no request of its holds ' +
+        '(their ends were lost, most likely with the last commits of a database crash)', { holds: released.length });
+    }
+    return released.map((r) => r.id);
+  }
+
+  /** Reconcile every `intervalMs` until release; a failure (the database away) waits for the next tick. */
+  startReconciling(intervalMs: number): void {
+    if (this.closed) return;
+    this.reconcileTimer = setInterval(() => void this.reconcile().catch(() => {}), intervalMs);
+    this.reconcileTimer.unref();
+  }
+
   /** Shutdown: no new holds; wait for reserves in flight, then release every hold still open before the last batch. */
   async releaseAll(): Promise<void> {
     this.closed = true;
+    clearInterval(this.reconcileTimer);
     await Promise.allSettled([...this.reserving]);
     for (const h of [...this.open.values()]) this.end(h, 'released', 0);
   }

@@ -67,6 +67,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     await nodes.register();
   }).then(() => {
     nodes.start();
+    ledger.startReconciling(nodes.timings.sweepMs);
     listener?.start();
   }, () => {}); // a failed opening is every query's error (sync() reports it)
   const batcher = new WriteBatcher(pgExecutor(db), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
@@ -76,6 +77,12 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   let closed: Promise<void> | undefined;
 
   return {
+    writes: {
+      unwritten: () => batcher.unwritten(),
+      // An idle node queues nothing, so its batches cannot tell an unreachable database: the heartbeat can.
+      problem: () => batcher.problem() ?? nodes.unreachable(),
+      observe: (o) => batcher.observe(o),
+    },
     accounts: new PgAccounts(db, changes, months),
     keys: new PgApiKeys(db, batcher, changes, months),
     routing: new PgRouting(db, changes),

@@ -242,6 +242,42 @@ t.test('reserves arriving together go to the database in a few calls, each answe
   t.same(await store.ledger.balance(a.accountId), { balance: 3 * hold, held: 3 * hold, available: 0 });
 });
 
+t.test('a group mixing a key with a monthly limit and one without, on one account, admits only what the balance covers', { skip }, async (t) => {
+  const store = await node(t, await freshPostgresUrl());
+  const hold = 10_000_000;
+  const a = await seedAccount(store, 5 * hold);
+  const limited = (await store.keys.create({ accountId: a.accountId, name: 'limited', monthlyLimitNano: 100 * hold })).key;
+  const asks = Array.from({ length: 20 }, (_, i) => (i % 2 ? { keyId: limited.id, monthlyLimitNano: 100 * hold } : { keyId: a.keyId, monthlyLimitNano: null }));
+  const results = await Promise.all(asks.map((k) => store.ledger.reserve({ accountId: a.accountId, amount: hold, ...k })));
+  t.equal(results.filter((r) => r.ok).length, 5, 'the holds of both keys count against the one balance');
+  t.same(await store.ledger.balance(a.accountId), { balance: 5 * hold, held: 5 * hold, available: 0 });
+});
+
+t.test('a hold the database shows open for a live node that the node does not know (its end lost in a crash) is released by reconcile', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const store = await node(t, url);
+  const a = await seedAccount(store, 1 * USD);
+  const known = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null });
+  const ended = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.2 * USD, monthlyLimitNano: null });
+  if (!known.ok || !ended.ok) throw new Error('refused');
+  store.ledger.settle(ended.hold.id, 0.05 * USD);
+  await store.flush();
+  // The batch's end is undone, as when PostgreSQL crashes before its asynchronous commit is flushed.
+  const sql = await openSql(url);
+  t.teardown(() => sql.close());
+  await sql.exec(`BEGIN; DELETE FROM journal WHERE hold_id = '${ended.hold.id}';
+    UPDATE balances SET balance = balance + ${0.05 * USD} WHERE account_id = ${a.accountId};
+    UPDATE key_spend SET spent = spent - ${0.05 * USD} WHERE key_id = ${a.keyId};
+    UPDATE holds SET status = 'open', charged = 0, ended_at = NULL WHERE id = '${ended.hold.id}'; COMMIT`);
+  t.equal((await store.ledger.balance(a.accountId)).available, 0.7 * USD, 'the lost end keeps its hold\'s credit held');
+  const ledger = store.ledger as PgLedger;
+  t.same(await ledger.reconcile(), [ended.hold.id], 'only the hold no request of the node holds');
+  t.equal((await store.ledger.balance(a.accountId)).available, 0.9 * USD, 'its credit is available again; the held one stays held');
+  t.same(await ledger.reconcile(), [], 'nothing more');
+  t.equal(store.ledger.settle(known.hold.id, 0.1 * USD), 0.1 * USD);
+  t.same(await checkInvariants(store, { noOpenHolds: true }), []);
+});
+
 t.test('a batch stalled on a lock does not hold up admission on its accounts', { skip }, async (t) => {
   const url = await freshPostgresUrl();
   const store = await node(t, url);
