@@ -170,4 +170,7 @@ t.test('routing that leaves no model usable: asked before saving, a warning afte
   t.equal(fixed.status, 303);
   t.same(await gw.store.routing.get(accountId), { allow: null, deny: ['test/claude'], priceCapInput: null, priceCapOutput: null }, 'unticked models are denied; new ones allowed');
   t.match((await c.get(fixed.location!)).text, /notice-success[^>]*>Routing settings saved\. 1 of 2 models are usable/);
+  const keyForm = (await c.get('/dashboard/keys')).text;
+  t.match(keyForm, /value="test\/claude">[^]*?Not usable now: denied in your routing settings\./, 'the key form says which models routing makes of no use');
+  t.notMatch(/value="test\/gpt">.*?<\/label>/.exec(keyForm)![0], /Not usable/);
 });

@@ -11,6 +11,7 @@ import { html, type Html } from '../html.js';
 import { appPage, csrfField, type Notice } from '../layout.js';
 import { holdSecret, takeSecret } from '../reveal.js';
 import { action, page, type Route } from '../router.js';
+import { modelUsability } from '../usable.js';
 import { notFoundPage } from './errors.js';
 
 const MAX_NAME = 100;
@@ -83,14 +84,20 @@ async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: N
       <h2>Create new key</h2>
       <form method="post" action="/dashboard/keys" class="form-grid">
         ${csrfField(ctx)}
-        ${keyFields(opts.draft ?? emptyDraft, defaults, ctx.config.models)}
+        ${keyFields(opts.draft ?? emptyDraft, defaults, await modelChoices(ctx))}
         <div class="span-2"><button type="submit" class="button primary">Create key</button></div>
       </form>
     </section>`,
   }));
 }
 
-function keyFields(draft: Draft, defaults: RateLimitsConfig, models: ModelConfig[]): Html {
+/** The models a key may be limited to, with why one is of no use under the account's routing settings. */
+async function modelChoices(ctx: AccountContext): Promise<{ model: ModelConfig; reason: string | null }[]> {
+  const routing = await ctx.deps.store.routing.get(ctx.account.id);
+  return modelUsability(ctx.account.id, routing, ctx.config.models, ctx.deps.offers()).map((u) => ({ model: u.model, reason: u.reason }));
+}
+
+function keyFields(draft: Draft, defaults: RateLimitsConfig, models: { model: ModelConfig; reason: string | null }[]): Html {
   return html`<label>Name <input name="name" value="${draft.name}" maxlength="${MAX_NAME}" required placeholder="e.g. production backend"></label>
     <label>Monthly limit, USD <input name="monthly_limit" value="${draft.limit}" inputmode="decimal" placeholder="no limit">
       <span class="hint">Requests are refused once this key would spend more than this in a calendar month (UTC).</span></label>
@@ -100,7 +107,7 @@ function keyFields(draft: Draft, defaults: RateLimitsConfig, models: ModelConfig
       <span class="hint">Input plus output budget of the requests in any minute.</span></label>
     <fieldset class="span-2"><legend>Allowed models</legend>
       <p class="hint">Leave all unticked to allow every model your routing settings allow.</p>
-      <div class="checks">${models.map((m) => html`<label class="check"><input type="checkbox" name="models" value="${m.id}"${draft.models.includes(m.id) ? html` checked` : ''}> <span>${m.display_name ?? m.id} <code>${m.id}</code></span></label>`)}</div>
+      <div class="checks">${models.map(({ model: m, reason }) => html`<label class="check"><input type="checkbox" name="models" value="${m.id}"${draft.models.includes(m.id) ? html` checked` : ''}> <span>${m.display_name ?? m.id} <code>${m.id}</code>${reason && html`<span class="hint">Not usable now: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}.</span>`}</span></label>`)}</div>
     </fieldset>`;
 }
 
@@ -207,7 +214,7 @@ async function editPage(ctx: AccountContext, key: ApiKeyRecord, opts: { status?:
     body: html`<section class="card">
       <form method="post" action="/dashboard/keys/${key.id}/edit" class="form-grid">
         ${csrfField(ctx)}
-        ${keyFields(opts.draft ?? draftOf(key), ctx.config.rate_limits, ctx.config.models)}
+        ${keyFields(opts.draft ?? draftOf(key), ctx.config.rate_limits, await modelChoices(ctx))}
         <p class="hint span-2">${HOLD_SENTENCE}</p>
         <div class="span-2 row"><button type="submit" class="button primary">Save changes</button> <a class="button" href="/dashboard/keys">Cancel</a></div>
       </form>
