@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { RoutingSettings } from '../context.js';
 import { generateApiKey, hashApiKey, keyPrefix } from './api-key.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { Account, ApiKeyRecord, EntryKind, LedgerEntry, NewApiKey, Payment, PaymentStatus } from './types.js';
+import type { Account, ApiKeyRecord, EntryKind, KeyPatch, LedgerEntry, NewApiKey, Payment, PaymentStatus } from './types.js';
 import { StoreError } from './types.js';
 
 // --- accounts ---
@@ -82,21 +82,43 @@ export interface KeyDraft {
   tpm: number | null;
 }
 
-/** Check a new key's fields (StoreError 'invalid') and generate its secret. */
-export function draftKey(input: NewApiKey): KeyDraft {
-  const limit = input.monthlyLimitNano ?? null;
+function monthlyLimit(v: number | null | undefined): number | null {
+  const limit = v ?? null;
   if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) {
     throw new StoreError('invalid', 'the monthly limit must be a non-negative amount');
   }
+  return limit;
+}
+
+function keyName(v: string): string {
+  const name = v.trim();
+  if (!name) throw new StoreError('invalid', 'a key needs a name');
+  return name;
+}
+
+/** Check a new key's fields (StoreError 'invalid') and generate its secret. */
+export function draftKey(input: NewApiKey): KeyDraft {
+  const limit = monthlyLimit(input.monthlyLimitNano);
   const rpm = rateLimit(input.rpm, 'requests per minute');
   const tpm = rateLimit(input.tpm, 'tokens per minute');
-  const name = input.name.trim();
-  if (!name) throw new StoreError('invalid', 'a key needs a name');
+  const name = keyName(input.name);
   const secret = generateApiKey();
   const models = input.allowedModels ?? null;
   return {
     secret, name, prefix: keyPrefix(secret), hash: hashApiKey(secret), allowedModels: models,
     modelsJson: models === null ? null : JSON.stringify(models), monthlyLimitNano: limit, rpm, tpm,
+  };
+}
+
+/** A key's row values after `patch` (checked as at creation: StoreError 'invalid'). */
+export function patchedKey(k: ApiKeyRecord, patch: KeyPatch): { name: string; modelsJson: string | null; monthlyLimitNano: number | null; rpm: number | null; tpm: number | null } {
+  const models = patch.allowedModels === undefined ? k.allowedModels : patch.allowedModels;
+  return {
+    name: patch.name === undefined ? k.name : keyName(patch.name),
+    modelsJson: models === null ? null : JSON.stringify(models),
+    monthlyLimitNano: patch.monthlyLimitNano === undefined ? k.monthlyLimitNano : monthlyLimit(patch.monthlyLimitNano),
+    rpm: patch.rpm === undefined ? k.rpm : rateLimit(patch.rpm, 'requests per minute'),
+    tpm: patch.tpm === undefined ? k.tpm : rateLimit(patch.tpm, 'tokens per minute'),
   };
 }
 

@@ -110,6 +110,8 @@ export interface NewApiKey {
   tpm?: number | null;
 }
 
+export type KeyPatch = Partial<Omit<NewApiKey, 'accountId'>>;
+
 export interface ApiKeys {
   /** The secret is returned once and never stored (only its sha256 and display prefix are). */
   create(input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string }>;
@@ -117,6 +119,11 @@ export interface ApiKeys {
   get(id: number): Promise<ApiKeyRecord | null>;
   /** false when the key is unknown or already revoked. */
   revoke(id: number): Promise<boolean>;
+  /**
+   * Change an active key's name, allowed models, monthly limit or rate limits (the fields present in
+   * `patch`, checked as at creation); null when the key is unknown or revoked.
+   */
+  update(id: number, patch: KeyPatch): Promise<ApiKeyRecord | null>;
   /** Keys (revoked ones included) whose display prefix is `prefix`; usually zero or one. */
   findByPrefix(prefix: string): Promise<ApiKeyCredential[]>;
   /** Record use of a key; written with the next batch (last-used time is advisory). */
@@ -185,6 +192,8 @@ export interface Ledger {
   balance(accountId: number): Promise<BalanceSummary>;
   /** The key's posted charges in the current calendar month (UTC). */
   monthToDate(keyId: number): Promise<number>;
+  /** The account's open holds (requests in flight) summed per key; keys without any are absent. */
+  heldByKey(accountId: number): Promise<Map<number, number>>;
   // reserve, settle and release run on every request: a store that decides them in memory (the
   // embedded one: their rows follow in a batch) answers at once, a networked one with a promise.
   /**

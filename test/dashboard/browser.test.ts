@@ -9,14 +9,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { HistoryRow } from '../../lib/store/types.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CHROMIUM, launchChromium } from './chromium.js';
 import { errorWith } from '../helpers/error-pattern.js';
 import { checkInvariants } from '../helpers/invariants.js';
 import { deliver, startFakeStripe, stripeConfig, type FakeStripe } from './fake-stripe.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const USD = 1_000_000_000;
 const DAY = 86_400_000;
@@ -33,10 +33,7 @@ async function browserTests(): Promise<void> {
     mkdirSync(SHOTS, { recursive: true });
     fake = await startFakeStripe();
     gw = await startGateway({ creditUsd: 0, configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   t.teardown(async () => {
     await browser?.close();
@@ -93,6 +90,7 @@ async function browserTests(): Promise<void> {
     await page.getByLabel('Name', { exact: true }).fill('my app');
     await page.getByLabel('Monthly limit, USD').fill('5');
     await page.getByRole('button', { name: 'Create key' }).click();
+    await page.waitForURL(/\/dashboard\/keys\/\d+\/created$/);
     const key = await page.getByTestId('new-key').inputValue();
     t.match(key, /^sk-service-[A-Za-z0-9]{40}$/);
     await page.getByRole('button', { name: 'Copy' }).click();
@@ -125,7 +123,7 @@ async function browserTests(): Promise<void> {
 
     // Routing: deny a model; the Models page marks it not usable; the API refuses it.
     await page.getByRole('link', { name: 'Routing' }).click();
-    await page.locator('input[name=deny][value="test/claude"]').check();
+    await page.locator('input[name=allow][value="test/claude"]').uncheck();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.waitForURL(/notice=saved/);
     t.equal(await page.locator('tr[data-model="test/claude"] [data-testid=not-usable]').innerText(), 'Denied in your routing settings');
@@ -138,6 +136,7 @@ async function browserTests(): Promise<void> {
     await page.goto('/dashboard/keys');
     await page.getByLabel('Name', { exact: true }).fill('second');
     await page.getByRole('button', { name: 'Create key' }).click();
+    await page.waitForURL(/\/created$/);
     const second = (await gw.store.keys.list(accountId)).find((k) => k.name === 'second')!;
     const attacker = await attackerSite(`${gw.url}/dashboard/keys/${second.id}/revoke`);
     t.teardown(attacker.close);
@@ -153,6 +152,8 @@ async function browserTests(): Promise<void> {
     await shot(page, '08-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.waitForURL(/notice=revoked/);
+    t.equal(await page.locator('tr', { hasText: 'my app' }).count(), 0, 'a revoked key is hidden');
+    await page.getByRole('link', { name: 'Show 1 revoked key' }).click();
     t.match(await page.locator('tr', { hasText: 'my app' }).innerText(), /Revoked/);
     await shot(page, '09-keys-list');
     await t.rejects(openai.chat.completions.create({ model: 'test/gpt', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }), errorWith({ status: 401 }));

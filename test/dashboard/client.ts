@@ -68,12 +68,14 @@ export class DashboardClient {
     return c;
   }
 
-  /** Create a key through the form; returns the full key shown once. */
+  /** Create a key through the form (post, then the page it redirects to); returns the full key shown once. */
   async createKey(name: string, fields: Record<string, string | string[]> = {}): Promise<{ secret: string; page: PageReply }> {
     await this.get('/dashboard/keys');
-    const page = await this.post('/dashboard/keys', { name, ...fields });
-    const m = /data-testid="new-key"|id="new-key"/.test(page.text) && /value="(sk-service-[A-Za-z0-9]+)"/.exec(page.text);
-    if (page.status !== 201 || !m) throw new Error(`key creation failed with ${page.status}`);
+    const posted = await this.post('/dashboard/keys', { name, ...fields });
+    if (posted.status !== 303 || !posted.location) throw new Error(`key creation failed with ${posted.status}`);
+    const page = await this.get(posted.location);
+    const m = /value="(sk-service-[A-Za-z0-9]+)"[^>]*data-testid="new-key"/.exec(page.text);
+    if (page.status !== 200 || !m) throw new Error(`the new key's page answered ${page.status} without the key`);
     return { secret: m[1], page };
   }
 }

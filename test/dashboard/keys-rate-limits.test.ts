@@ -33,8 +33,8 @@ t.test('the form sets a key\'s own limits; the list shows them, or the defaults'
   await c.createKey('plain', { rpm: '', tpm: ' ' });
 
   const list = await c.get('/dashboard/keys');
-  const row = (name: string) => new RegExp(`<tr[^>]*>\\s*<td>${name}</td>[\\s\\S]*?</tr>`).exec(list.text)?.[0] ?? '';
-  t.match(row('batch'), /<td class="nowrap rate-limits">2 req\/min<br>50,000 tok\/min<\/td>/);
+  const row = (name: string) => new RegExp(`<tr[^>]*>\\s*<td[^>]*><div class="wrap-value">${name}</div>[\\s\\S]*?</tr>`).exec(list.text)?.[0] ?? '';
+  t.match(row('batch'), /class="rate-limits">2 req\/min<br>50,000 tok\/min<\/td>/);
   t.match(row('plain'), /600 req\/min \(default\)[\s\S]*2,000,000 tok\/min \(default\)/);
 
   // The API enforces what the form set.

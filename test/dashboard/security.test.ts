@@ -95,8 +95,8 @@ t.test('behind a proxy: the forwarded host is this site; a page takes only its o
   const c = await DashboardClient.signUp(gw.url, fresh());
   await c.get('/dashboard/routing');
   const proxied = { origin: 'https://gw.example.com', headers: { 'x-forwarded-host': 'gw.example.com', 'x-forwarded-proto': 'https' } };
-  t.equal((await c.post('/dashboard/routing', { allow_mode: 'all' }, proxied)).status, 303, 'Origin matches X-Forwarded-Host (trust_proxy)');
-  t.equal((await c.post('/dashboard/routing', { allow_mode: 'all' }, { origin: 'https://gw.example.com' })).status, 403, 'without it, another site');
+  t.equal((await c.post('/dashboard/routing', { allow_mode: 'all', allow: 'test/gpt' }, proxied)).status, 303, 'Origin matches X-Forwarded-Host (trust_proxy)');
+  t.equal((await c.post('/dashboard/routing', { allow_mode: 'all', allow: 'test/gpt' }, { origin: 'https://gw.example.com' })).status, 403, 'without it, another site');
   const put = await fetch(`${gw.url}/dashboard/routing`, { method: 'PUT', headers: { cookie: `gw_session=${c.cookies.get('gw_session')}` } });
   t.equal(put.status, 405);
   t.equal(put.headers.get('allow'), 'GET, POST');
@@ -117,6 +117,10 @@ t.test('one account never sees or changes another account\'s keys, requests or m
   t.notMatch(keys.text, /alice-key/, 'bob\'s key list has no alice key');
   t.notMatch(keys.text, new RegExp(aliceKey.prefix), 'nor its prefix');
   t.equal((await bob.get(`/dashboard/keys/${aliceKey.id}/revoke`)).status, 404, 'bob cannot open the revoke page of alice\'s key');
+  t.equal((await bob.get(`/dashboard/keys/${aliceKey.id}/edit`)).status, 404, 'nor its edit page');
+  t.equal((await bob.post(`/dashboard/keys/${aliceKey.id}/edit`, { name: 'mine now' })).status, 404, 'nor change it');
+  t.equal((await bob.get(`/dashboard/keys/${aliceKey.id}/created`)).status, 404, 'nor see its created page');
+  t.equal((await gw.store.keys.get(aliceKey.id))!.name, aliceKey.name);
   const revoke = await bob.post(`/dashboard/keys/${aliceKey.id}/revoke`, {});
   t.equal(revoke.status, 404, 'nor revoke it');
   t.equal((await gw.store.keys.get(aliceKey.id))?.revokedAt, null);
@@ -133,7 +137,7 @@ t.test('one account never sees or changes another account\'s keys, requests or m
   t.match((await alice.get('/dashboard')).text, /data-testid="balance">(<span title="\$4\.99[0-9]+">)?\$4\.99</, 'alice sees hers, less the request');
 
   await bob.get('/dashboard/routing');
-  t.equal((await bob.post('/dashboard/routing', { allow_mode: 'all', deny: 'test/gpt' })).status, 303);
+  t.equal((await bob.post('/dashboard/routing', { allow_mode: 'all', allow: 'test/claude' })).status, 303);
   t.same((await gw.store.routing.get(aliceId)).deny, [], 'bob\'s routing change does not touch alice');
   t.equal((await apiCall(secret)).status, 200);
 });

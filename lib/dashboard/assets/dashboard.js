@@ -15,3 +15,26 @@ for (const button of document.querySelectorAll('[data-copy]')) {
     setTimeout(() => (button.textContent = label), 2000);
   });
 }
+
+// Routing: the count of models the form's settings would leave usable, updated as it changes (the
+// server asks again before saving settings that leave none). Prices are nano-USD per token.
+for (const form of document.querySelectorAll('form[data-routing]')) {
+  const out = form.querySelector('[data-usable-count]');
+  if (!out) continue;
+  const cap = (name) => {
+    const text = form.elements[name].value.trim().replace(/^\$/, '');
+    return text === '' || !Number.isFinite(Number(text)) ? Infinity : Number(text) * 1000;
+  };
+  const update = () => {
+    const rows = [...form.querySelectorAll('tr[data-prices]')];
+    const capIn = cap('price_cap_input'), capOut = cap('price_cap_output');
+    const usable = rows.filter((row) => row.querySelector('input[name=allow]').checked
+      && JSON.parse(row.dataset.prices).some(([i, o]) => i <= capIn && o <= capOut)).length;
+    out.textContent = usable === 0
+      ? `0 of ${rows.length} models would be usable: every request of every key would be refused.`
+      : `${usable} of ${rows.length} ${rows.length === 1 ? 'model' : 'models'} would be usable once saved.`;
+    out.classList.toggle('error-text', usable === 0);
+  };
+  form.addEventListener('input', update);
+  form.addEventListener('change', update);
+}

@@ -75,16 +75,16 @@ async function requestsPage(ctx: AccountContext): Promise<void> {
     </form>
     <section class="card flush">
       ${searched || (rows.length === 0 ? html`<p class="muted pad">${filtered ? 'No requests match these filters.' : 'No requests yet.'}</p>` : html`
-      <div class="table-wrap"><table class="requests">
+      <div class="table-wrap"><table class="requests stacked">
         <thead><tr><th>Time (UTC)</th><th>Request id · key</th><th>Model · offer</th><th>Status</th><th class="num">Tokens in / out</th><th class="num">Cost</th><th class="num">Latency</th></tr></thead>
         <tbody>${rows.map((r) => html`<tr data-request-id="${r.requestId}">
-          <td class="nowrap">${timeOfDay(r.time)}<div class="sub">${isoDay(r.time)}</div></td>
-          <td class="nowrap">${r.notRecorded ? html`<span class="mono">${r.requestId}</span>` : html`<a href="/dashboard/requests/${r.requestId}" class="mono">${r.requestId}</a>`}<div class="sub">${names.get(r.keyId) ?? `key #${r.keyId}`}</div></td>
-          <td class="nowrap">${r.model ?? html`<span class="muted">—</span>`}${r.listing && html`<div class="sub">${r.listing}</div>`}</td>
-          <td>${statusBadge(r)}${r.notRecorded && html`<div class="sub" data-testid="not-recorded">${r.error}</div>`}</td>
-          <td class="num nowrap">${count(r.usage.input + r.usage.cacheRead + r.usage.cacheWrite)} / ${count(r.usage.output)}</td>
-          <td class="num">${usd(r.costNano)}</td>
-          <td class="num nowrap">${milliseconds(r.latencyMs)}</td>
+          <td data-label="Time (UTC)" class="nowrap">${timeOfDay(r.time)}<div class="sub">${isoDay(r.time)}</div></td>
+          <td data-label="Request · key" class="nowrap">${r.notRecorded ? html`<span class="mono">${r.requestId}</span>` : html`<a href="/dashboard/requests/${r.requestId}" class="mono">${r.requestId}</a>`}<div class="sub wrap-value">${names.get(r.keyId) ?? `key #${r.keyId}`}</div></td>
+          <td data-label="Model · offer"><div class="wrap-value">${r.model ?? html`<span class="muted">—</span>`}</div>${r.listing && html`<div class="sub wrap-value">${r.listing}</div>`}</td>
+          <td data-label="Status">${statusBadge(r)}${r.notRecorded && html`<div class="sub" data-testid="not-recorded">${r.error}</div>`}</td>
+          <td data-label="Tokens in/out" class="num nowrap">${count(r.usage.input + r.usage.cacheRead + r.usage.cacheWrite)} / ${count(r.usage.output)}</td>
+          <td data-label="Cost" class="num">${usd(r.costNano)}</td>
+          <td data-label="Latency" class="num nowrap">${milliseconds(r.latencyMs)}</td>
         </tr>`)}</tbody>
       </table></div>`)}
     </section>

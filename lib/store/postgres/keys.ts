@@ -1,7 +1,7 @@
 // API key records on PostgreSQL. The secret is generated here, returned once, and only its hash is kept.
-import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
+import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, KeyPatch, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
-import { draftKey, draftRecord, toKeyRecord, type KeyRow } from '../rows.js';
+import { draftKey, draftRecord, patchedKey, toKeyRecord, type KeyRow } from '../rows.js';
 import { KeyedRows, type WriteBatcher } from '../write-batcher.js';
 import type { MonthClock } from '../month.js';
 import type { PgBatch } from './batch.js';
@@ -49,6 +49,17 @@ export class PgApiKeys implements ApiKeys {
     const r = await this.db.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id', [this.months.now(), id]);
     if (r.length > 0) this.changes.bump();
     return r.length > 0;
+  }
+
+  async update(id: number, patch: KeyPatch): Promise<ApiKeyRecord | null> {
+    const key = await this.get(id);
+    if (!key || key.revokedAt !== null) return null;
+    const v = patchedKey(key, patch);
+    const r = await this.db.one<KeyRow>(`UPDATE api_keys SET name = $1, allowed_models = $2, monthly_limit = $3, rpm = $4, tpm = $5
+      WHERE id = $6 AND revoked_at IS NULL RETURNING *`, [v.name, v.modelsJson, v.monthlyLimitNano, v.rpm, v.tpm, id]);
+    if (!r) return null;
+    this.changes.bump();
+    return toKeyRecord(r);
   }
 
   async findByPrefix(prefix: string): Promise<ApiKeyCredential[]> {

@@ -108,6 +108,21 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     return r.spent + pending.reduce((sum, e) => sum + (stillOpen.has(e.id) ? e.charged : 0), 0);
   }
 
+  /** The database's open holds per key (every node's), less those this node has ended but not yet written. */
+  async heldByKey(accountId: number): Promise<Map<number, number>> {
+    const pending = this.unwrittenEnds().filter((e) => e.accountId === accountId);
+    const r = (await this.db.one<{ held: { key_id: number; held: number }[]; still_open: string[] }>(
+      `SELECT COALESCE((SELECT json_agg(json_build_object('key_id', key_id, 'held', held)) FROM
+          (SELECT key_id, SUM(amount)::BIGINT AS held FROM holds WHERE account_id = $1 AND status = 'open' GROUP BY key_id) h), '[]') AS held,
+        ARRAY(SELECT id FROM holds WHERE id = ANY($2::text[]) AND status = 'open') AS still_open`,
+      [accountId, pending.map((e) => e.id)]))!;
+    const out = new Map(r.held.map((h) => [Number(h.key_id), Number(h.held)]));
+    const stillOpen = new Set(r.still_open);
+    for (const e of pending) if (stillOpen.has(e.id)) out.set(e.keyId, (out.get(e.keyId) ?? 0) - e.amount);
+    for (const [k, v] of out) if (v <= 0) out.delete(k);
+    return out;
+  }
+
   openHolds(): { count: number; nano: number } {
     let nano = 0;
     for (const h of this.open.values()) nano += h.amount;

@@ -1,7 +1,7 @@
 // API key records. The secret is generated here, returned once, and only its hash is kept.
-import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, NewApiKey } from '../types.js';
+import type { ApiKeyCredential, ApiKeyRecord, ApiKeys, KeyPatch, NewApiKey } from '../types.js';
 import { StoreError } from '../types.js';
-import { draftKey, draftRecord, toKeyRecord, type KeyRow } from '../rows.js';
+import { draftKey, draftRecord, patchedKey, toKeyRecord, type KeyRow } from '../rows.js';
 import { KeyedRows, type WriteBatcher } from '../write-batcher.js';
 import type { Batch } from './batch.js';
 import type { ChangeWatcher } from './changes.js';
@@ -26,6 +26,8 @@ export class SqliteApiKeys implements ApiKeys {
       get: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
       byPrefix: db.prepare('SELECT * FROM api_keys WHERE prefix = ?'),
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      update: db.prepare(`UPDATE api_keys SET name = ?, allowed_models = ?, monthly_limit = ?, rpm = ?, tpm = ?
+        WHERE id = ? AND revoked_at IS NULL RETURNING *`),
     };
     this.used = new KeyedRows(batcher, (batch, id, at) => batch.touchKey.push(at, id));
   }
@@ -58,6 +60,16 @@ export class SqliteApiKeys implements ApiKeys {
     const changed = this.stmt.revoke.run(this.months.now(), id).changes > 0;
     if (changed) this.changes.bump();
     return changed;
+  }
+
+  async update(id: number, patch: KeyPatch): Promise<ApiKeyRecord | null> {
+    const key = await this.get(id);
+    if (!key || key.revokedAt !== null) return null;
+    const v = patchedKey(key, patch);
+    const r = this.stmt.update.get(v.name, v.modelsJson, v.monthlyLimitNano, v.rpm, v.tpm, id) as KeyRow | undefined;
+    if (!r) return null;
+    this.changes.bump();
+    return toKeyRecord(r);
   }
 
   async findByPrefix(prefix: string): Promise<ApiKeyCredential[]> {

@@ -98,6 +98,8 @@ export class SqliteLedger implements Ledger, BatchPart<Batch> {
       // Through the index of open holds (requests in flight): few rows.
       heldByOthers: db.prepare(`SELECT COALESCE(SUM(amount), 0) FROM holds
         WHERE status = 'open' AND account_id = ? AND owner_token <> ?`).pluck(),
+      heldByOthersPerKey: db.prepare(`SELECT key_id, SUM(amount) AS held FROM holds
+        WHERE status = 'open' AND account_id = ? AND owner_token <> ? GROUP BY key_id`),
     };
     this.holdIdPrefix = `${months.now().toString(36)}-${owner.token.slice(0, 8)}-`;
     // Called by the change watcher inside one read transaction: the rows and the last id agree.
@@ -165,6 +167,17 @@ export class SqliteLedger implements Ledger, BatchPart<Batch> {
 
   async monthToDate(keyId: number): Promise<number> {
     return this.key(keyId).spent;
+  }
+
+  async heldByKey(accountId: number): Promise<Map<number, number>> {
+    // As balance(): this process's holds from memory, those of other live processes from their rows.
+    const out = new Map<number, number>();
+    const add = (keyId: number, amount: number) => out.set(keyId, (out.get(keyId) ?? 0) + amount);
+    for (const h of this.open.values()) if (h.accountId === accountId) add(h.keyId, h.amount);
+    if (this.db.open) {
+      for (const r of this.stmt.heldByOthersPerKey.all(accountId, this.owner.token) as { key_id: number; held: number }[]) add(r.key_id, r.held);
+    }
+    return out;
   }
 
   openHolds(): { count: number; nano: number } {

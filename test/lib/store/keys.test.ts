@@ -94,3 +94,43 @@ backends(t, 'routing settings: defaults, partial updates', async (t, backend) =>
     { allow: ['test/gpt'], deny: ['test/claude'], priceCapInput: 3000, priceCapOutput: null });
   t.same(await store.routing.get(a.accountId), { allow: ['test/gpt'], deny: ['test/claude'], priceCapInput: 3000, priceCapOutput: null });
 });
+
+backends(t, 'an active key\'s name, models and limits can be changed; auth sees the change; a revoked key cannot', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
+  const a = await seedAccount(store, 0);
+  const { key, secret } = await store.keys.create({ accountId: a.accountId, name: 'ci', allowedModels: ['test/gpt'], monthlyLimitNano: 5, rpm: 9 });
+  const changed = await store.keys.update(key.id, { name: ' deploy ', allowedModels: null, monthlyLimitNano: 7_000 });
+  t.match(changed, { id: key.id, name: 'deploy', allowedModels: null, monthlyLimitNano: 7_000, rpm: 9, tpm: null, prefix: key.prefix }, 'absent fields kept');
+  t.match((await store.keys.findByPrefix(keyPrefix(secret)))[0], { name: 'deploy', allowedModels: null, monthlyLimitNano: 7_000 });
+  t.match(await store.keys.update(key.id, { allowedModels: ['test/claude'], monthlyLimitNano: null, rpm: null }), { allowedModels: ['test/claude'], monthlyLimitNano: null, rpm: null });
+  await t.rejects(store.keys.update(key.id, { name: ' ' }), { code: 'invalid' });
+  await t.rejects(store.keys.update(key.id, { monthlyLimitNano: -1 }), { code: 'invalid' });
+  await t.rejects(store.keys.update(key.id, { tpm: 0 }), { code: 'invalid' });
+  t.equal(await store.keys.update(9999, { name: 'x' }), null, 'unknown');
+  await store.keys.revoke(key.id);
+  t.equal(await store.keys.update(key.id, { name: 'x' }), null, 'revoked');
+  t.equal((await store.keys.get(key.id))!.name, 'deploy');
+});
+
+backends(t, 'open holds are summed per key of the account', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
+  const a = await seedAccount(store, 1_000_000);
+  const b = await seedAccount(store, 1_000_000);
+  const second = (await store.keys.create({ accountId: a.accountId, name: 'two' })).key;
+  const hold = async (accountId: number, keyId: number, amount: number) => {
+    const r = await store.ledger.reserve({ accountId, keyId, amount, monthlyLimitNano: null });
+    if (!r.ok) throw new Error(r.reason);
+    return r.hold.id;
+  };
+  t.same([...await store.ledger.heldByKey(a.accountId)], [], 'none in flight');
+  const h1 = await hold(a.accountId, a.keyId, 100);
+  await hold(a.accountId, a.keyId, 20);
+  await hold(a.accountId, second.id, 5);
+  await hold(b.accountId, b.keyId, 999);
+  await store.flush();
+  t.same(new Map(await store.ledger.heldByKey(a.accountId)), new Map([[a.keyId, 120], [second.id, 5]]));
+  await store.ledger.settle(h1, 40);
+  t.same(new Map(await store.ledger.heldByKey(a.accountId)), new Map([[a.keyId, 20], [second.id, 5]]), 'an ended hold no longer counts, written or not');
+  await store.flush();
+  t.same(new Map(await store.ledger.heldByKey(a.accountId)), new Map([[a.keyId, 20], [second.id, 5]]));
+});
