@@ -107,13 +107,13 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
 
   let simulator: Simulator | undefined;
+  let started: GatewayServer | undefined;
   try {
     await store.sync(); // a networked store is reachable and migrated before anything starts
     const ensureSimulator = async (cfg: GatewayConfig) => {
       if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
     };
     await ensureSimulator(config);
-    const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
     const finished = opts.trackFinished ? new Finished() : undefined;
     const transports = new Transports(config.upstream.max_sockets_per_provider);
@@ -132,7 +132,9 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       pages: [openApiPage, dashboard, ...(opts.pages ?? [])],
       onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
     });
-    const url = await server.listen(config.server.port, config.server.host);
+    const url = await (started = server).listen(config.server.port, config.server.host);
+    // After listening: a start that fails (its port in use) must not make the demo key it cannot print.
+    const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
     const sweeper = startHoldSweeper(store, () => current.config, opts.clock ?? Date.now, log, opts.holdSweepIntervalMs ?? HOLD_SWEEP_INTERVAL_MS);
 
     const gateway: Gateway = {
@@ -166,6 +168,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     return gateway;
   } catch (err) {
     // What was started must not outlive a failed start (the store holds the database's lock).
+    if (started?.http.listening) await started.shutdown(0);
     await simulator?.close();
     if (ownsStore) await store.close();
     throw err;

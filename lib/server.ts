@@ -6,6 +6,7 @@ import type { ServerConfig, WireFormat } from './config-types.js';
 import { createContext, type Route } from './context.js';
 import { GatewayError, badRequest, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
+import { listenError } from './listen-error.js';
 import { sendError, type Chain } from './chain.js';
 import { BodyBudget, BodyReader } from './body.js';
 
@@ -90,9 +91,10 @@ export class GatewayServer {
 
   listen(port: number, host: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      this.http.once('error', reject);
+      const failed = (err: NodeJS.ErrnoException) => reject(listenError(err, host, port));
+      this.http.once('error', failed);
       this.http.listen(port, host, () => {
-        this.http.off('error', reject);
+        this.http.off('error', failed);
         const a = this.http.address() as AddressInfo;
         const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
         resolve(`http://${h}:${a.port}`);
