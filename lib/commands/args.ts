@@ -1,6 +1,6 @@
 // Shared helpers of the operator commands: argument checks, account lookup, error reporting.
 import { StoreError, type Account } from '../store/types.js';
-import type { Args, CommandSpec } from './flags.js';
+import type { Args, CommandSpec, Flag } from './flags.js';
 import type { Command, CommandIo } from './types.js';
 
 /**
@@ -56,6 +56,9 @@ export function positiveInt(text: string, label: string): number {
   }
   return Number(text);
 }
+
+/** `--account E`, the account most commands act on (see accountByEmail). */
+export const accountFlag: Flag = { name: 'account', value: 'E', required: true, help: 'the account\'s email' };
 
 export async function accountByEmail(io: CommandIo, email: string): Promise<Account> {
   const account = await io.store().accounts.byEmail(email);

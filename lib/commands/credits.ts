@@ -1,6 +1,6 @@
 // gateway credits grant | show
 import { formatUsd, parseUsd } from '../store/money.js';
-import { accountByEmail, ArgError, command, isoTime, optional, required, table } from './args.js';
+import { accountByEmail, accountFlag, ArgError, command, isoTime, optional, required, table } from './args.js';
 import type { Command } from './types.js';
 
 export const commands: Command[] = [
@@ -8,7 +8,7 @@ export const commands: Command[] = [
     name: 'credits grant',
     summary: 'add credit to an account',
     flags: [
-      { name: 'account', value: 'E', required: true, help: 'the account\'s email' },
+      accountFlag,
       { name: 'amount', value: 'USD', required: true, help: 'USD, e.g. 25 or 2.50' },
       { name: 'note', value: 'TEXT', help: 'kept with the journal entry' },
     ],
@@ -27,7 +27,7 @@ export const commands: Command[] = [
   command({
     name: 'credits show',
     summary: 'balance, held by requests in flight (a running server\'s too), available; the last journal entries',
-    flags: [{ name: 'account', value: 'E', required: true, help: 'the account\'s email' }],
+    flags: [accountFlag],
   }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const ledger = io.store().ledger;

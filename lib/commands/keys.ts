@@ -1,7 +1,7 @@
 // gateway keys create | list | revoke
 import { formatUsd, parseUsd } from '../store/money.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import { accountByEmail, ArgError, command, isoTime, modelList, optional, positiveInt, required, table } from './args.js';
+import { accountByEmail, accountFlag, ArgError, command, isoTime, modelList, optional, positiveInt, required, table } from './args.js';
 import type { Command } from './types.js';
 
 const display = (k: ApiKeyRecord) => `${k.prefix}…`;
@@ -15,7 +15,7 @@ export const commands: Command[] = [
     name: 'keys create',
     summary: 'create an API key for an account; prints the key once',
     flags: [
-      { name: 'account', value: 'E', required: true, help: 'the account\'s email' },
+      accountFlag,
       { name: 'name', value: 'N', required: true, help: 'a name for the key (shown in lists and the dashboard)' },
       { name: 'models', value: 'ID,ID', help: 'the model ids it may use (default: any)' },
       { name: 'monthly-limit', value: 'USD', help: 'most it may spend in a calendar month (default: no limit)' },
@@ -46,7 +46,7 @@ export const commands: Command[] = [
     return 0;
   }),
 
-  command({ name: 'keys list', summary: 'list an account\'s API keys, with this month\'s spend', flags: [{ name: 'account', value: 'E', required: true, help: 'the account\'s email' }] }, async (args, io) => {
+  command({ name: 'keys list', summary: 'list an account\'s API keys, with this month\'s spend', flags: [accountFlag] }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const store = io.store();
     const keys = await store.keys.list(account.id);

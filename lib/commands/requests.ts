@@ -1,7 +1,7 @@
 // gateway requests show | list: the request history.
 import { formatUsd } from '../store/money.js';
 import type { HistoryRow } from '../store/types.js';
-import { accountByEmail, ArgError, command, isoTime, optional, positiveInt, required, table } from './args.js';
+import { accountByEmail, accountFlag, ArgError, command, isoTime, optional, positiveInt, required, table } from './args.js';
 import type { Command } from './types.js';
 
 const tokens = (r: HistoryRow) =>
@@ -44,7 +44,7 @@ export const commands: Command[] = [
   command({
     name: 'requests list',
     summary: 'an account\'s latest requests',
-    flags: [{ name: 'account', value: 'E', required: true, help: 'the account\'s email' }, { name: 'limit', value: 'N', number: 'positive', default: '20', help: 'how many (at most 1000)' }],
+    flags: [accountFlag, { name: 'limit', value: 'N', number: 'positive', default: '20', help: 'how many (at most 1000)' }],
   }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const limitText = optional(args, 'limit');

@@ -1,7 +1,7 @@
 // gateway routing set: allowed/denied models and price caps of an account.
 import type { RoutingSettings } from '../context.js';
 import { formatUsdPerMillion, parseUsdPerMillion } from '../store/money.js';
-import { accountByEmail, command, modelList, optional, required } from './args.js';
+import { accountByEmail, accountFlag, command, modelList, optional, required } from './args.js';
 import type { Command } from './types.js';
 
 /** An empty value or "none" clears a setting. */
@@ -22,7 +22,7 @@ export const commands: Command[] = [
     name: 'routing set',
     summary: 'which models an account may use and the most it pays per million tokens ("none" clears a setting)',
     flags: [
-      { name: 'account', value: 'E', required: true, help: 'the account\'s email' },
+      accountFlag,
       { name: 'allow', value: 'ID,ID', help: 'only these model ids' },
       { name: 'deny', value: 'ID,ID', help: 'never these model ids' },
       { name: 'price-cap-input', value: 'USD', help: 'skip offers whose input price per million tokens is higher' },
