@@ -28,7 +28,10 @@ export function startChild(
   readyUrl: (line: string) => string | undefined,
   { script = gatewayBin, timeoutMs = 20_000 }: { script?: string; timeoutMs?: number } = {},
 ): Promise<Child> {
-  const proc = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // GATEWAY_BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the gateway
+  // processes only: Node refuses profiling flags in NODE_OPTIONS, which would reach every process.
+  const flags = script === gatewayBin ? (process.env.GATEWAY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const proc = spawn(process.execPath, [...flags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let exited = false;
   const exit = new Promise<void>((resolve) => proc.once('exit', () => resolve(void (exited = true))));

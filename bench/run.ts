@@ -35,6 +35,7 @@ import { measureValidation } from './validation.js';
 import { measureBillingHooks } from './billing-hooks.js';
 import { measureWorstBodies, worstBodyReport, type WorstBodyFigures } from './worst-body.js';
 import { measureRateLimitHooks } from './rate-limit-hooks.js';
+import { measureMetricsHooks, type MetricsCost } from './metrics-hooks.js';
 import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -49,7 +50,9 @@ const USAGE = `usage: npm run bench -- [options]
   --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})
   --no-postgres      leave out PostgreSQL mode (by default, where PostgreSQL answers at
                      GATEWAY_BENCH_POSTGRES or postgres://postgres@127.0.0.1:5432, the passthrough
-                     scenarios also run one and two billing-on gateway nodes on a fresh database)`;
+                     scenarios also run one and two billing-on gateway nodes on a fresh database)
+environment: GATEWAY_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" passes Node flags to the
+                     gateway processes only (profiles, heap snapshots)`;
 
 interface Options {
   durationMs: number;
@@ -392,6 +395,8 @@ async function main(): Promise<void> {
   const worstBodies = measureWorstBodies(3);
   process.stderr.write('timing the rate limiter in-process…\n');
   const rateLimitHooks = measureRateLimitHooks(hooksMs);
+  process.stderr.write('timing the metrics recorder in-process…\n');
+  const metricsHooks = await measureMetricsHooks(hooksMs);
 
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const untested: string[] = [];
@@ -456,7 +461,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
     await pgDb?.drop().catch((err) => process.stderr.write(`!! could not drop the bench database: ${err.message}\n`));
   }
-  report(o, results, validation, billingHooks, rateLimitHooks, worstBodies, startupRss, placement, children, untested, pgTrips);
+  report(o, results, validation, billingHooks, rateLimitHooks, metricsHooks, worstBodies, startupRss, placement, children, untested, pgTrips);
 }
 
 /** Database transactions (round trips, at least: a transaction of several statements is more) per request in PostgreSQL mode. */
@@ -511,6 +516,7 @@ function report(
   validation: ValidationShare[],
   billingHooks: { busy: { usPerRequest: number }; single: { usPerRequest: number } },
   rateLimitHooks: { usPerRequest: number },
+  metricsHooks: MetricsCost,
   worstBodies: WorstBodyFigures[],
   startupRss: Record<string, number>,
   placement: string[],
@@ -560,6 +566,8 @@ function report(
       `${billingHooks.single.usPerRequest.toFixed(1)} µs at one per turn`,
     `Rate limiter on the event loop (in-process; the rate-limit hooks and their six x-ratelimit-* headers, 4096 keys): ` +
       `${rateLimitHooks.usPerRequest.toFixed(2)} µs per request`,
+    `Metrics on the event loop (in-process; the recorder's call at a request's end against metrics off, 8 models, 16 listings): ` +
+      `${(metricsHooks.usPerRequest * 1000).toFixed(0)} ns per request on, ${(metricsHooks.offUsPerRequest * 1000).toFixed(1)} ns off; one scrape ${metricsHooks.scrapeMs.toFixed(1)} ms`,
     '',
     'Worst bodies the request limits allow, event-loop time per request (in-process, this process; median of 3):',
     worstBodyReport(worstBodies),
@@ -598,6 +606,7 @@ function report(
     billingHooksUsPerRequestOnePerTurn: billingHooks.single.usPerRequest,
     worstBodies,
     rateLimitHooksUsPerRequest: rateLimitHooks.usPerRequest,
+    metricsHooks,
     peakRssMb: peak,
     startupPeakRssMb: startupRss,
     targets,

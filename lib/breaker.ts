@@ -41,6 +41,13 @@ export class Breakers {
     return !!s && s.failures >= this.cfg.failure_threshold && (this.now() < s.openUntil || s.trialInFlight);
   }
 
+  /** For metrics: 0 closed, 1 open (cooling down), 2 half-open (its trial may run or runs). */
+  state(listing: string): 0 | 1 | 2 {
+    const s = this.states.get(listing);
+    if (!s || s.failures < this.cfg.failure_threshold) return 0;
+    return this.now() < s.openUntil && !s.trialInFlight ? 1 : 2;
+  }
+
   /**
    * Milliseconds until the listing may answer again (0 if it may now): the end of its cooldown, or
    * of the upstream's own Retry-After, whichever is later.

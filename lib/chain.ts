@@ -16,6 +16,7 @@ import { classifyEvent, credentialHeaders, endsStream, errorMessageOf, isErrorBo
 import { Scrubber } from './scrub.js';
 import { HEAVY_BODY_BYTES, heavyWork } from './take-turns.js';
 import type { Logger } from './log.js';
+import { NO_METRICS, type MetricsRecorder } from './metrics/recorder.js';
 
 /**
  * Upstream statuses that move the request to the next offer (before the first byte): the offer's
@@ -85,6 +86,8 @@ export interface ChainDeps {
   log: Logger;
   /** Called after every onDone hook of a request ran (history written, hold ended). */
   finished?(ctx: RequestContext): void;
+  /** Told of every request's end (default: metrics off). */
+  metrics?: MetricsRecorder;
 }
 
 type AttemptResult = 'done' | AttemptFailed;
@@ -115,6 +118,7 @@ export class Chain {
   private readonly reversed: Plugin[];
   /** Every upstream text that reaches a client, a log line or a history row goes through it. */
   private readonly scrubber: Scrubber;
+  private readonly metrics: MetricsRecorder;
 
   constructor(
     readonly plugins: Plugin[],
@@ -122,6 +126,7 @@ export class Chain {
   ) {
     this.reversed = [...plugins].reverse();
     this.scrubber = new Scrubber(deps.config.providers.map((p) => p.api_key));
+    this.metrics = deps.metrics ?? NO_METRICS;
   }
 
   /** An upstream's text, scrubbed of secrets and cut to a length fit for a message. */
@@ -189,6 +194,8 @@ export class Chain {
         this.deps.log('error', 'onDone hook failed', { plugin: p.name, request_id: ctx.id, err: e });
       }
     }
+    // Metrics: the request's counts, latencies, attempts, tokens and charge.
+    this.metrics.requestEnded(ctx);
     this.deps.finished?.(ctx);
   }
 

@@ -22,10 +22,7 @@ const builtins: Command[] = [
       } catch (err) {
         // Another server on the SQLite file; a PostgreSQL database that cannot be reached or migrated.
         if (err instanceof DatabaseInUseError || err instanceof StoreError) return io.fail(err.message);
-        if (err instanceof ListenError) {
-          const key = err.code === 'EADDRNOTAVAIL' ? 'server.host' : 'server.port';
-          return io.fail(`${err.message}: change ${key} in ${io.config.source}`);
-        }
+        if (err instanceof ListenError) return io.fail(`${err.message}: change ${err.setting} in ${io.config.source}`);
         throw err;
       }
       return 0;
@@ -77,7 +74,7 @@ async function serve(config: GatewayConfig): Promise<void> {
   // Loaded here: the gateway's modules take most of a second to load, which help and the operator commands do not need.
   const { startGateway } = await import('./gateway.js');
   const gw = await startGateway(config);
-  stderrLogger('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url });
+  stderrLogger('info', 'gateway listening', { url: gw.url, config: config.source, simulator: gw.simulator?.url, metrics: gw.metricsUrl });
   if (gw.demo) {
     process.stdout.write(
       `\nDemo account ${config.demo.email} created with $${config.demo.credit_usd} of credit.\n` +

@@ -137,6 +137,14 @@ export interface StripeConfig {
   api_base?: string;
 }
 
+/** Prometheus metrics on a listener of its own; absent in GatewayConfig: off. */
+export interface MetricsConfig {
+  host: string;
+  port: number;
+  /** Label request counts with the API key's id (off: key ids never reach a label). */
+  key_labels: boolean;
+}
+
 export interface GatewayConfig {
   server: ServerConfig;
   /** Exactly one of sqlite (the default, ./data/gateway.db) and postgres is set once the config is parsed. */
@@ -151,6 +159,8 @@ export interface GatewayConfig {
   dashboard: DashboardConfig;
   /** Card and stablecoin top-ups; absent: payments are not enabled. */
   stripe?: StripeConfig;
+  /** Prometheus metrics; absent: off. */
+  metrics?: MetricsConfig;
   providers: ProviderConfig[];
   models: ModelConfig[];
   offers: OfferConfig[];

@@ -126,6 +126,8 @@ export interface RequestContext {
   offer?: Offer;
   /** Usage as charged (set by metering). */
   usage?: Usage;
+  /** Nano-USD charged for the request (set by metering once its hold ended). */
+  chargedNano?: number;
   /** Final HTTP status sent to the client. */
   status?: number;
   error?: GatewayError;

@@ -17,6 +17,9 @@ import type { Store } from './store/types.js';
 import { ensureDemoAccount, type DemoAccount } from './store/demo.js';
 import { openApiPage } from './openapi-page.js';
 import { dashboardPages } from './dashboard/index.js';
+import { healthPages, notReady, type ReadinessDeps } from './health.js';
+import { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { startMetricsListener, type MetricsListener } from './metrics/listener.js';
 
 export interface GatewayOptions {
   log?: Logger;
@@ -34,6 +37,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   url: string;
+  /** Where Prometheus scrapes (config metrics); absent: metrics are off. */
+  metricsUrl?: string;
   config: GatewayConfig;
   store: Store;
   simulator?: Simulator;
@@ -107,7 +112,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   }
 
   let simulator: Simulator | undefined;
-  let started: GatewayServer | undefined;
+  let metricsListener: MetricsListener | undefined;
+  let server: GatewayServer | undefined;
   try {
     await store.sync(); // a networked store is reachable and migrated before anything starts
     const ensureSimulator = async (cfg: GatewayConfig) => {
@@ -118,27 +124,41 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const finished = opts.trackFinished ? new Finished() : undefined;
     const transports = new Transports(config.upstream.max_sockets_per_provider);
     const breakers = new Breakers(config.breaker);
+    const readiness: ReadinessDeps = { shuttingDown: () => server?.shuttingDown ?? false, store };
+    // Off unless configured: then the chain keeps its no-op recorder.
+    const metrics = config.metrics && new GatewayMetrics({
+      config: () => current.config,
+      store,
+      breakers,
+      requestsInFlight: () => server?.requestsInFlight ?? 0,
+      notReady: () => notReady(readiness),
+      keyLabels: config.metrics.key_labels,
+    });
+    if (metrics) store.writes?.observe(metrics.batches);
     const make = (cfg: GatewayConfig) => {
       const offersByModel = resolveOffers(cfg, simulator?.url);
-      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, finished: finished && ((ctx) => finished.add(ctx.id)) });
+      const chain = buildChain(cfg, { config: cfg, offersByModel, store, clock: opts.clock ?? Date.now, log }, { transports, breakers, log, metrics, finished: finished && ((ctx) => finished.add(ctx.id)) });
       return { config: cfg, offersByModel, chain };
     };
     let current = make(config);
     const dashboard = dashboardPages({ store, config: () => current.config, offers: () => current.offersByModel, log });
 
-    const server = new GatewayServer({
+    if (metrics) metricsListener = await startMetricsListener(metrics, config.metrics!.host, config.metrics!.port, log);
+    server = new GatewayServer({
       chain: () => current.chain,
       config: () => current.config.server,
-      pages: [openApiPage, dashboard, ...(opts.pages ?? [])],
+      pages: [healthPages(readiness), openApiPage, dashboard, ...(opts.pages ?? [])],
       onError: (err, requestId) => log('error', 'unhandled request error', { request_id: requestId, err }),
     });
-    const url = await (started = server).listen(config.server.port, config.server.host);
+    const url = await server.listen(config.server.port, config.server.host);
+    const listening = server;
     // After listening: a start that fails (its port in use) must not make the demo key it cannot print.
     const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
     const sweeper = startHoldSweeper(store, () => current.config, opts.clock ?? Date.now, log, opts.holdSweepIntervalMs ?? HOLD_SWEEP_INTERVAL_MS);
 
     const gateway: Gateway = {
       url,
+      metricsUrl: metricsListener?.url,
       config,
       store,
       simulator,
@@ -153,12 +173,15 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
         breakers.reconfigure(next.breaker);
         if (next.server.port !== current.config.server.port || next.server.host !== current.config.server.host)
           log('warn', 'server.host/port changes need a restart; keeping the current address');
+        if (JSON.stringify(next.metrics) !== JSON.stringify(current.config.metrics))
+          log('warn', 'metrics changes need a restart; keeping the current metrics settings');
         current = made;
         gateway.config = next;
       },
       async close() {
         clearInterval(sweeper);
-        await server.shutdown(current.config.server.shutdown_grace_ms);
+        await listening.shutdown(current.config.server.shutdown_grace_ms);
+        await metricsListener?.close();
         for (const p of current.chain.plugins) await p.close?.();
         transports.close();
         if (ownsStore) await store!.close();
@@ -168,7 +191,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     return gateway;
   } catch (err) {
     // What was started must not outlive a failed start (the store holds the database's lock).
-    if (started?.http.listening) await started.shutdown(0);
+    if (server?.http.listening) await server.shutdown(0);
+    await metricsListener?.close();
     await simulator?.close();
     if (ownsStore) await store.close();
     throw err;

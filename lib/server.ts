@@ -6,7 +6,7 @@ import type { ServerConfig, WireFormat } from './config-types.js';
 import { createContext, type Route } from './context.js';
 import { GatewayError, badRequest, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
-import { listenError } from './listen-error.js';
+import { listen } from './listen-error.js';
 import { sendError, type Chain } from './chain.js';
 import { BodyBudget, BodyReader } from './body.js';
 
@@ -90,21 +90,27 @@ export class GatewayServer {
   }
 
   listen(port: number, host: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const failed = (err: NodeJS.ErrnoException) => reject(listenError(err, host, port));
-      this.http.once('error', failed);
-      this.http.listen(port, host, () => {
-        this.http.off('error', failed);
-        const a = this.http.address() as AddressInfo;
-        const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-        resolve(`http://${h}:${a.port}`);
-      });
+    return listen(this.http, port, host, 'server').then(() => {
+      const a = this.http.address() as AddressInfo;
+      const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+      return `http://${h}:${a.port}`;
     });
+  }
+
+  /** Shutdown has begun: readiness fails, connections close after their answer. */
+  get shuttingDown(): boolean {
+    return this.draining;
+  }
+
+  /** Requests in the chain now (metrics). */
+  get requestsInFlight(): number {
+    return this.inFlight;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = newRequestId();
     res.setHeader('x-request-id', id);
+    if (this.draining) res.setHeader('connection', 'close');
     if (hostHeaders(req.rawHeaders) > 1) {
       // Node keeps the first Host, a proxy in front may route by the last: refuse the ambiguity (RFC 9112 3.2).
       res.setHeader('connection', 'close');
@@ -139,7 +145,6 @@ export class GatewayServer {
         new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `${path} accepts ${spec.method} only.`),
       );
     }
-    if (this.draining) res.setHeader('connection', 'close');
 
     const ctx = createContext({ id, route: spec.route, clientFormat, req, modelPath });
     res.once('close', () => {
@@ -167,12 +172,17 @@ export class GatewayServer {
     }
   }
 
-  /** Stop accepting, let in-flight requests finish until the deadline, then cut the rest. */
+  /**
+   * Let in-flight requests finish until the deadline, then cut the rest. The listener stays open
+   * while requests drain, so a load balancer's health check reads /readyz's 503 (not a refused
+   * connection it may retry) and moves traffic away; what still arrives meanwhile is served, on
+   * connections closed after their answer.
+   */
   async shutdown(graceMs: number): Promise<void> {
     this.draining = true;
-    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeIdleConnections();
     await this.inFlightDone(graceMs);
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();
     // Cut requests still run their done hooks (partial charges, history): wait for those too,
     // bounded, so a stuck handler cannot keep the process from exiting.

@@ -4,7 +4,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createHandler, type ReceivedRequest } from './handler.js';
-import { listenError } from '../listen-error.js';
+import { listen } from '../listen-error.js';
 
 export type { ReceivedRequest } from './handler.js';
 export { parseDirectives, type Directive } from './directives.js';
@@ -59,14 +59,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   }
 
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    const failed = (err: NodeJS.ErrnoException) => reject(listenError(err, host, opts.port ?? 0));
-    server.once('error', failed);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', failed);
-      resolve();
-    });
-  });
+  await listen(server, opts.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

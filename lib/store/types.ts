@@ -203,6 +203,8 @@ export interface Ledger {
    * charged, or null when the hold is unknown or already ended (each hold ends exactly once).
    */
   settle(holdId: string, chargeNano: number): MaybePromise<number | null>;
+  /** This process's open holds and the nano-USD they hold (from memory; metrics). */
+  openHolds?(): { count: number; nano: number };
   /** End a hold without charge; false when unknown or already ended. */
   release(holdId: string): MaybePromise<boolean>;
   /**
@@ -287,7 +289,24 @@ export interface History {
   daily(accountId: number, from: number, to: number): Promise<DailyUsage[]>;
 }
 
+/** Told of each batch the store writes (metrics). */
+export interface BatchObserver {
+  committed(seconds: number): void;
+  failed(): void;
+}
+
+/** The state of the store's writes, for readiness and metrics. Cheap: read from memory. */
+export interface StoreWrites {
+  /** Rows waiting to be written (queued, or in the batch in flight). */
+  unwritten(): number;
+  /** Why the store cannot take new requests now (backlog at its bound, batches failing, database unreachable); null when it can. */
+  problem(): string | null;
+  observe(observer: BatchObserver): void;
+}
+
 export interface Store {
+  /** Absent in test doubles: taken as always writing. */
+  readonly writes?: StoreWrites;
   readonly accounts: Accounts;
   readonly keys: ApiKeys;
   readonly routing: Routing;

@@ -6,7 +6,9 @@
 // past a bound the ledger admits no new holds (requests get a 503), and past twice the bound
 // history rows are dropped, so memory stays bounded and no money row is ever dropped. What a batch
 // holds (`B`) and how it is written are the backend's (sqlite/batch.ts, postgres/batch.ts).
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../log.js';
+import type { BatchObserver } from './types.js';
 
 /** Rows waiting to be written (queued or in flight) at which the ledger stops admitting new holds. */
 export const MAX_UNWRITTEN_ROWS = 100_000;
@@ -117,6 +119,7 @@ export class WriteBatcher<B> {
   /** New holds are being refused (see backlogged). */
   private refusing = false;
   private droppedRows = 0;
+  private observer: BatchObserver | undefined;
 
   constructor(
     private readonly executor: BatchExecutor<B>,
@@ -155,6 +158,19 @@ export class WriteBatcher<B> {
     return over;
   }
 
+  /** Why new requests should not come here now (readiness), or null. Reads memory only, and logs nothing. */
+  problem(): string | null {
+    const unwritten = this.unwritten();
+    if (unwritten >= this.maxUnwrittenRows) return `store backlogged: ${unwritten} rows wait to be written (bound ${this.maxUnwrittenRows})`;
+    if (this.failures > 0) return `store writes failing: ${this.failures} failed batches in a row`;
+    return null;
+  }
+
+  /** Tell `observer` of every batch from now on (one at a time: the latest wins). */
+  observe(observer: BatchObserver): void {
+    this.observer = observer;
+  }
+
   /**
    * Twice the bound: a part may drop rows that are not money (a history row) instead of queuing
    * them, and says so here. Open holds can still end (their rows are bounded by the open holds).
@@ -188,12 +204,15 @@ export class WriteBatcher<B> {
     this.dirty = false;
     const batch = this.newBatch();
     for (const p of this.parts) p.take(batch);
+    const started = performance.now();
     const written = this.executor.run(batch).then(
       () => {
+        this.observer?.committed((performance.now() - started) / 1000);
         for (const p of this.parts) p.committed();
         this.recovered();
       },
       (err) => {
+        this.observer?.failed();
         for (const p of this.parts) p.failed();
         this.failedAgain(err);
         this.schedule();

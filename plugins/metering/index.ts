@@ -195,6 +195,7 @@ export default function metering(env: PluginEnv): Plugin {
       const hold = holdOf(ctx);
       const end = hold && !hold.ended ? endHold(store.ledger, hold, served ? chargeFor(usage, served.offer, hold) : null) : NOTHING_HELD;
       return andThen(end, ({ charged, settleError }) => {
+        ctx.chargedNano = charged;
         // A successful token count leaves no history row (spec 2.1).
         if (ctx.route !== 'count_tokens' || outcome !== 'ok' || ctx.error) recordHistory(store, ctx, outcome, usage, hold, charged);
         // Logged by the chain; the history row is written first.

@@ -30,13 +30,17 @@ function oneLine(t: Test, err: string, re: RegExp) {
   t.notMatch(err, /\n\s+at /, 'no stack trace');
 }
 
-t.test('a port in use: one line naming the port and what to change, exit 1 (gateway and simulator)', async (t) => {
+t.test('a port in use: one line naming the port and what to change, exit 1 (gateway, metrics, simulator)', async (t) => {
   const port = await occupy(t);
   const dir = tempDir(t);
   const file = writeDemoConfig(dir, 'demo@example.com', 5, (c) => (c.server.port = port));
   const served = gateway('serve', '--config', file);
   t.equal(served.code, 1);
   oneLine(t, served.err, new RegExp(`^error: port ${port} on 127\\.0\\.0\\.1 is in use by another process: change server\\.port in ${file.replace(/[.]/g, '\\.')}\\n$`));
+
+  const metrics = gateway('serve', '--config', writeDemoConfig(dir, 'demo@example.com', 5, (c) => (c.metrics = { host: '127.0.0.1', port }), 'metrics.json'));
+  t.equal(metrics.code, 1);
+  oneLine(t, metrics.err, new RegExp(`^error: port ${port} on 127\\.0\\.0\\.1 is in use by another process: change metrics\\.port in .*metrics\\.json\\n$`));
 
   const sim = gateway('simulate', '--port', String(port));
   t.equal(sim.code, 1);

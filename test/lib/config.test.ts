@@ -334,3 +334,10 @@ t.test('config/production.example.yaml is valid once its secrets are in the envi
   t.equal(cfg.providers[0].api_key, 'a');
   t.throws(() => loadConfig(join(packageRoot(), 'config/production.example.yaml'), {}), /ANTHROPIC_API_KEY is not set/);
 });
+
+t.test('metrics: absent is off; present needs a port, gets the loopback host and no key labels by default', async (t) => {
+  t.equal(parseConfig(json(minimal()), 'c.json', {}).metrics, undefined);
+  t.same(parseConfig(json({ ...minimal(), metrics: { port: 9464 } }), 'c.json', {}).metrics, { host: '127.0.0.1', port: 9464, key_labels: false });
+  t.same(problemsOf(t, json({ ...minimal(), metrics: { host: '0.0.0.0' } })), ['metrics: missing required field "port"']);
+  t.same(problemsOf(t, json({ ...minimal(), metrics: { port: 9464, path: '/m' } })), ['metrics: unknown field "path"']);
+});

@@ -18,6 +18,7 @@ import type { BatchPart, WriteBatcher } from '../write-batcher.js';
 import type { HoldEnd, PgBatch } from './batch.js';
 import type { Db, Tx } from './db.js';
 import type { ChangeCounter } from './changes.js';
+import { ReserveGroups, type ReserveRow } from './reserve-groups.js';
 
 interface OpenHold extends Hold {
   requestId: string | null;
@@ -28,16 +29,6 @@ interface EndedHold extends HoldEnd {
   keyId: number;
   amount: number;
 }
-
-interface ReserveRow {
-  reason: null | 'insufficient_credit' | 'monthly_limit_reached' | 'hold_too_large_balance' | 'hold_too_large_limit';
-  balance: number;
-  available: number;
-  month_to_date: number | null;
-  key_held: number | null;
-}
-
-const RESERVE = { name: 'gateway_reserve', text: 'SELECT * FROM gateway_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9)' };
 
 /** Logs the first failure of a run and the recovery, not every failed call. */
 class Outage {
@@ -67,6 +58,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private readonly holdIdPrefix: string;
   private closed = false;
   private readonly outage: Outage;
+  readonly groups: ReserveGroups;
 
   constructor(
     private readonly db: Db,
@@ -79,6 +71,10 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     // Ids that only grow within a node: its start time, its id, then a fixed-width counter.
     this.holdIdPrefix = `${months.now().toString(36)}-${nodeId.slice(0, 8)}-`;
     this.outage = new Outage(log, 'requests that need a credit hold');
+    this.groups = new ReserveGroups(db, nodeId, () => {
+      const now = months.now();
+      return { month: months.month(now), now };
+    });
     batcher.add(this);
   }
 
@@ -119,6 +115,12 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     return r.spent + pending.reduce((sum, e) => sum + (stillOpen.has(e.id) ? e.charged : 0), 0);
   }
 
+  openHolds(): { count: number; nano: number } {
+    let nano = 0;
+    for (const h of this.open.values()) nano += h.amount;
+    return { count: this.open.size, nano };
+  }
+
   reserve(req: ReserveRequest): ReserveResult | Promise<ReserveResult> {
     if (this.closed) throw new StoreError('invalid', 'store is closed');
     const { amount } = req;
@@ -137,8 +139,8 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     const now = this.months.now();
     let row: ReserveRow;
     try {
-      row = (await this.db.one<ReserveRow>({ ...RESERVE, values: [id, req.accountId, req.keyId, amount, req.monthlyLimitNano,
-        this.months.month(now), req.requestId ?? null, now, this.nodeId] }))!;
+      row = await this.groups.reserve({ holdId: id, accountId: req.accountId, keyId: req.keyId, amount,
+        monthlyLimitNano: req.monthlyLimitNano, requestId: req.requestId ?? null });
       this.outage.ok();
     } catch (err) {
       if (!(err instanceof StoreError && err.code === 'unavailable')) throw err;

@@ -58,6 +58,8 @@ export class NodeRegistry {
   /** Until this time (ms, the store's clock) this node does not sweep: it lately failed to reach the database. */
   private noSweepBefore = 0;
   private live = 1;
+  /** Why the last heartbeat or sweep failed; null once one succeeds. */
+  private lastFailure: string | null = null;
 
   constructor(
     private readonly db: Db,
@@ -112,11 +114,19 @@ export class NodeRegistry {
     return r.holds;
   }
 
+  /** Why the database was unreachable at the last heartbeat or sweep (readiness), or null. */
+  unreachable(): string | null {
+    return this.lastFailure;
+  }
+
   /** The query's result; when it fails (the database away), no sweep for a whole bound after the last failure. */
   private async reaching<R>(query: Promise<R>): Promise<R> {
     try {
-      return await query;
+      const r = await query;
+      this.lastFailure = null;
+      return r;
     } catch (err) {
+      this.lastFailure = `database unreachable: ${(err as Error).message}`;
       this.noSweepBefore = this.clock() + this.timings.deadAfterMs + this.timings.heartbeatMs;
       throw err;
     }

@@ -76,6 +76,12 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   let closed: Promise<void> | undefined;
 
   return {
+    writes: {
+      unwritten: () => batcher.unwritten(),
+      // An idle node queues nothing, so its batches cannot tell an unreachable database: the heartbeat can.
+      problem: () => batcher.problem() ?? nodes.unreachable(),
+      observe: (o) => batcher.observe(o),
+    },
     accounts: new PgAccounts(db, changes, months),
     keys: new PgApiKeys(db, batcher, changes, months),
     routing: new PgRouting(db, changes),

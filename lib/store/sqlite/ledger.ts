@@ -167,6 +167,12 @@ export class SqliteLedger implements Ledger, BatchPart<Batch> {
     return this.key(keyId).spent;
   }
 
+  openHolds(): { count: number; nano: number } {
+    let nano = 0;
+    for (const h of this.open.values()) nano += h.amount;
+    return { count: this.open.size, nano };
+  }
+
   reserve(req: ReserveRequest): ReserveResult {
     if (this.closed) throw new StoreError('invalid', 'store is closed');
     const { amount } = req;

@@ -69,6 +69,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   let closed: Promise<void> | undefined;
 
   return {
+    writes: batcher,
     accounts: new SqliteAccounts(db, changes, months),
     keys: new SqliteApiKeys(db, batcher, changes, months),
     routing: new SqliteRouting(db, changes),
