@@ -148,7 +148,8 @@ export interface MetricsConfig {
 export interface GatewayConfig {
   server: ServerConfig;
   /** Exactly one of sqlite (the default, ./data/gateway.db) and postgres is set once the config is parsed. */
-  storage: { sqlite?: string; postgres?: string; commit_interval_ms: number };
+  /** node_dead_after_ms: PostgreSQL nodes' failure bound (heartbeat a tenth of it, sweep a fifth). */
+  storage: { sqlite?: string; postgres?: string; commit_interval_ms: number; node_dead_after_ms: number };
   /** Request history older than retention_days is deleted in the background. */
   history: { retention_days: number };
   upstream: UpstreamConfig;

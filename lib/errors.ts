@@ -66,6 +66,9 @@ export function toGatewayError(err: unknown): GatewayError {
   return new GatewayError(500, 'api_error', 'internal_error', 'The gateway hit an internal error.', { cause: err });
 }
 
+/** A failure answered 503 (the store's database away): not a fault here, the client may retry. */
+export const isUnavailable = (err: unknown): boolean => toGatewayError(err).status === 503;
+
 /**
  * OpenAI-style `type` for the chat format (OpenAI calls its own 500s `server_error` and answers an
  * unknown model or path `invalid_request_error`, the code saying which).

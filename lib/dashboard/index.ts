@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PageHandler } from '../server.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError, isUnavailable, toGatewayError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 import type { AccountContext, DashboardDeps, Limiters, PageContext } from './context.js';
 import { readForm, redirect, sendText, viaTls } from './http.js';
@@ -44,9 +44,6 @@ const asset = (file: string) => {
 };
 
 const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...creditRoutes, ...routingRoutes, ...requestRoutes, ...modelRoutes];
-
-/** A failure the API answers 503 (the store's database away): the client may retry. */
-const isUnavailable = (err: unknown) => toGatewayError(err).status === 503;
 
 export function dashboardPages(deps: DashboardDeps): PageHandler {
   // Several nodes on one database share each allowance (lib/dashboard/rate-limit.ts).

@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import type { StripeConfig } from '../config-types.js';
 import type { Logger } from '../log.js';
 import { readBody } from '../body.js';
+import { isUnavailable, toGatewayError } from '../errors.js';
 import { formatUsd, parseUsd } from '../store/money.js';
 import { StoreError, type Account, type PaymentMethod, type Store } from '../store/types.js';
 
@@ -160,6 +161,13 @@ export async function stripeWebhook(req: IncomingMessage, res: ServerResponse, c
     }
     answer(res, 200, { received: true, outcome });
   } catch (err) {
+    if (isUnavailable(err)) {
+      // The database is away (the store logs that): no fault here, and nothing was applied. A 503
+      // with Retry-After says so; Stripe delivers the event again later, as after any non-2xx.
+      log('warn', 'stripe webhook deferred: the database is away; Stripe will retry', { event: event.id, type: event.type });
+      res.setHeader('retry-after', String(toGatewayError(err).retryAfter));
+      return answer(res, 503, { error: 'database unavailable; retry later' });
+    }
     log('error', 'stripe webhook failed; Stripe will retry', { event: event.id, type: event.type, err });
     answer(res, 500, { error: 'not processed' });
   }

@@ -5,6 +5,7 @@ import { stderrLogger, type Logger } from '../log.js';
 import type { Store } from './types.js';
 import { openSqliteStore } from './sqlite/store.js';
 import { openPostgresStore } from './postgres/store.js';
+import { NODE_DEAD_AFTER_MS, type NodeTimings } from './postgres/nodes.js';
 import { Db } from './postgres/db.js';
 import { migrate as migratePostgres } from './postgres/migrate.js';
 import { migrateFile } from './sqlite/open.js';
@@ -54,6 +55,9 @@ export async function migrateStore(config: GatewayConfig): Promise<{ location: s
   }
 }
 
+/** A node failure bound's heartbeat and sweep: the defaults' proportions (1 s and 2 s to 10 s). */
+export const nodeTimings = (deadAfterMs: number): NodeTimings => ({ deadAfterMs, heartbeatMs: deadAfterMs / 10, sweepMs: deadAfterMs / 5 });
+
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   const common = {
     commitIntervalMs: config.storage.commit_interval_ms ?? 20,
@@ -63,7 +67,10 @@ export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store
     historyRetentionMs: opts.pruneHistory ? config.history.retention_days * DAY_MS : undefined,
   };
   if (config.storage.postgres !== undefined) {
-    return openPostgresStore({ ...common, url: config.storage.postgres, changePollMs: opts.changePollMs, listen: opts.listenForChanges });
+    return openPostgresStore({
+      ...common, url: config.storage.postgres, changePollMs: opts.changePollMs, listen: opts.listenForChanges,
+      nodeTimings: nodeTimings(config.storage.node_dead_after_ms ?? NODE_DEAD_AFTER_MS),
+    });
   }
   return openSqliteStore({ ...common, path: config.storage.sqlite!, backgroundWriter: opts.backgroundWriter ?? false, exclusive: opts.exclusive });
 }

@@ -11,3 +11,17 @@ export async function until(what: string, cond: () => boolean, withinMs: number)
   }
   return performance.now() - start;
 }
+
+/**
+ * Poll `probe` (a database read, say) until it returns a truthy value, which is returned; every
+ * 50 ms, as another process changes what it reads. Throws after `withinMs`.
+ */
+export async function poll<T>(what: string, withinMs: number, probe: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${withinMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -84,7 +84,7 @@ t.test('defaults are filled in', async (t) => {
     keep_alive_timeout_ms: 65_000,
     shutdown_grace_ms: 30_000,
   });
-  t.same(cfg.storage, { sqlite: './data/gateway.db', commit_interval_ms: 20 });
+  t.same(cfg.storage, { sqlite: './data/gateway.db', commit_interval_ms: 20, node_dead_after_ms: 10_000 });
   t.same(cfg.upstream, { first_byte_timeout_ms: 30_000, idle_timeout_ms: 120_000, commit_timeout_ms: 2000, max_request_ms: 3_600_000, max_sockets_per_provider: 256 });
   t.same(cfg.breaker, { failure_threshold: 5, cooldown_ms: 30_000 });
   t.same(cfg.plugins, ['auth', 'schema-check', 'offer-pick', 'rate-limit', 'budget-hold', 'format-transform', 'metering']);
@@ -114,11 +114,13 @@ t.test('storage: sqlite or postgres (with ${NAME}), exactly one', async (t) => {
   const c: any = minimal();
   c.storage = { postgres: 'postgres://gw:${PGPASSWORD}@db.internal:5432/gateway' };
   t.same(parseConfig(json(c), 'c.json', { PGPASSWORD: 's3cret' }).storage,
-    { postgres: 'postgres://gw:s3cret@db.internal:5432/gateway', commit_interval_ms: 20 }, 'no sqlite default beside postgres');
+    { postgres: 'postgres://gw:s3cret@db.internal:5432/gateway', commit_interval_ms: 20, node_dead_after_ms: 10_000 }, 'no sqlite default beside postgres');
   c.storage = { sqlite: 'x.db', postgres: 'postgres://127.0.0.1/gateway' };
   t.same(problemsOf(t, json(c)), ['storage: set either sqlite (one node) or postgres (any number of nodes), not both']);
   c.storage = { postgres: 'mysql://127.0.0.1/gateway' };
   t.match(problemsOf(t, json(c)), [/^storage\.postgres: must match pattern/]);
+  c.storage = { postgres: 'postgres://127.0.0.1/gateway', node_dead_after_ms: 500 };
+  t.match(problemsOf(t, json(c)), [/^storage\.node_dead_after_ms: must be >= 2000/], 'a failure bound shorter than a few heartbeats is refused');
 });
 
 t.test('${NAME} is replaced from the environment', async (t) => {
