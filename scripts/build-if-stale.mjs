@@ -3,7 +3,7 @@
 // compares file times with the stamp the last successful build left (`--stamp` writes it), and
 // only then runs `npm run build`. Plain JavaScript: it must run before anything is built.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -47,8 +47,13 @@ if (process.argv[2] === '--stamp') {
     // never built (or built before stamps existed)
   }
   const changed = newerThan(built);
-  if (changed) {
-    process.stderr.write(`${built === -Infinity ? 'no build yet' : `${changed.slice(root.length + 1)} changed since the last build`}: running npm run build\n`);
+  const why = built === -Infinity ? 'no build yet' : `${changed?.slice(root.length + 1)} changed since the last build`;
+  if (changed && built !== -Infinity && !existsSync(join(root, 'node_modules', '.bin', 'tsc'))) {
+    // An install without devDependencies (npm ci --omit=dev) cannot build: serve what was built
+    // rather than not start at all (file times copied into an image need not mean a change).
+    process.stderr.write(`${why}, but TypeScript is not installed to rebuild: serving the existing build\n`);
+  } else if (changed) {
+    process.stderr.write(`${why}: running npm run build\n`);
     const r = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
     process.exitCode = r.status ?? 1;
   }

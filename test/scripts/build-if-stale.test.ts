@@ -2,7 +2,7 @@
 // only then. Run with the real npm in a scratch package whose "build" only counts its runs.
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../lib/store/fixtures/store.js';
 import { childEnv } from '../helpers/process.js';
@@ -22,6 +22,8 @@ function scratchPackage(t: Test, build: string) {
     scripts: { build: `${build} && node scripts/build-if-stale.mjs --stamp`, prestart: real.scripts.prestart, start: 'node -e "console.log(\'served\')"' },
   }));
   writeFileSync(join(dir, 'lib/a.ts'), 'export const a = 1;\n');
+  mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules/.bin/tsc'), ''); // the compiler is installed (its absence: the last test)
   writeFileSync(join(dir, 'config/gateway.yaml'), 'server: {}\n');
   const builds = () => (existsSync(join(dir, 'builds.log')) ? readFileSync(join(dir, 'builds.log'), 'utf8').length : 0);
   const start = () => spawnSync('npm', ['start', '--silent'], { cwd: dir, encoding: 'utf8', env: childEnv(), timeout: 60_000 });
@@ -67,4 +69,17 @@ t.test('npm start: a failed build stops it (nothing stale is served)', async (t)
   t.notMatch(r.stdout, /served/);
   p.age('lib/a.ts', -120);
   t.not(p.start().status, 0, 'still unbuilt: tried again');
+});
+
+t.test('npm start without TypeScript installed (npm ci --omit=dev) serves the existing build', async (t) => {
+  const p = scratchPackage(t, `node -e "require('fs').appendFileSync('builds.log', 'b')"`);
+  p.start();
+  t.equal(p.builds(), 1);
+  rmSync(join(p.dir, 'node_modules'), { recursive: true });
+  p.age('dist/.build-stamp', -60);
+  const r = p.start();
+  t.equal(r.status, 0);
+  t.match(r.stderr, /lib\/a\.ts changed since the last build, but TypeScript is not installed to rebuild: serving the existing build/);
+  t.match(r.stdout, /served/);
+  t.equal(p.builds(), 1);
 });
