@@ -23,6 +23,12 @@ export interface Accounts {
    * set, wrong password). Costs one password hash whether or not the email exists.
    */
   checkPassword(email: string, password: string): Promise<Account | null>;
+  /**
+   * Replace the account's dashboard password and end all its dashboard sessions, in one
+   * transaction (the operator's recovery path: whoever held a session is logged out). Returns how
+   * many sessions ended; StoreError 'not_found' when there is no such account.
+   */
+  setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }>;
 }
 
 export interface DashboardSession {
