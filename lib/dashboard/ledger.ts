@@ -75,12 +75,15 @@ export function ledgerSection(ledger: BalanceLedger, payments: Payment[]): Html 
     <h2 id="ledger-title">Balance history</h2>
     <p class="hint">Every credit and charge, newest first; they add up to your balance. Charges are summed per UTC day.</p>
     ${ledger.lines.length === 0 ? html`<p class="muted">No credit or charges yet.</p>` : html`<div class="table-wrap"><table class="ledger">
-      <thead><tr><th>Date</th><th>Movement</th><th class="num">Amount</th></tr></thead>
-      <tbody>${ledger.lines.map((l) => html`<tr data-ledger="${l.kind}">
-        <td class="nowrap">${l.kind === 'charges' ? html`<time datetime="${isoDay(l.day)}">${isoDay(l.day)}</time>` : l.kind === 'unlisted' ? 'Now' : l.kind === 'earlier' ? html`to ${isoDay(l.time)}` : when(l.time)}</td>
-        <td>${describe(l, receipts)}</td>
-        <td class="num${l.amountNano < 0 ? ' debit' : ''}" data-nano="${l.amountNano}">${amount(l.amountNano)}</td></tr>`)}</tbody>
-      <tfoot><tr><th scope="row" colspan="2">Balance</th><td class="num" data-testid="ledger-total" data-nano="${ledger.summary.balance}">${amount(ledger.summary.balance)}</td></tr></tfoot>
+      <thead><tr><th class="ledger-date">Date</th><th>Movement</th><th class="num">Amount</th></tr></thead>
+      <tbody>${ledger.lines.map((l) => {
+        const date = l.kind === 'charges' ? html`<time datetime="${isoDay(l.day)}">${isoDay(l.day)}</time>` : l.kind === 'unlisted' ? 'Now' : l.kind === 'earlier' ? html`to ${isoDay(l.time)}` : when(l.time);
+        return html`<tr data-ledger="${l.kind}">
+        <td class="nowrap ledger-date">${date}</td>
+        <td>${describe(l, receipts)}<div class="sub ledger-date-under">${date}</div></td>
+        <td class="num${l.amountNano < 0 ? ' debit' : ''}" data-nano="${l.amountNano}">${amount(l.amountNano)}</td></tr>`;
+      })}</tbody>
+      <tfoot><tr><td class="ledger-date"></td><th scope="row">Balance</th><td class="num" data-testid="ledger-total" data-nano="${ledger.summary.balance}">${amount(ledger.summary.balance)}</td></tr></tfoot>
     </table></div>`}
   </section>`;
 }
