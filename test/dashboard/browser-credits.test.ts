@@ -39,7 +39,10 @@ async function creditTests(): Promise<void> {
   t.before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     fake = await startFakeStripe();
-    gw = await startGateway({ creditUsd: 0, clock: () => Date.now() - offset, configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
+    gw = await startGateway({ creditUsd: 0, clock: () => Date.now() - offset, configure: (c) => {
+      c.stripe = stripeConfig(fake, { stablecoin: true });
+      c.providers.find((p: { id: string }) => p.id === 'sim-chat').display_name = 'Simulated Chat Co.';
+    } });
     browser = await launchChromium();
   });
   t.teardown(async () => {
@@ -143,6 +146,18 @@ async function creditTests(): Promise<void> {
       t.match(await page.getByTestId('receipt-ref').innerText(), /^cs_seed_paid_\d+$/);
       t.notOk(await scrollsSideways(page), 'the receipt does not scroll sideways');
       await page.screenshot({ path: `${SHOTS}credits-${size.label}-receipt.png`, fullPage: true });
+    });
+  }
+
+  for (const size of WIDTHS) {
+    t.test(`${size.label} (${size.width} px): offers are named by their provider where the config gives a display name`, async (t) => {
+      const { page } = await withHistory(t, size);
+      await page.goto('/dashboard/models');
+      const names = await page.locator('[data-testid="offer-name"]').allInnerTexts();
+      t.ok(names.some((n) => /^Simulated Chat Co\.\s+test\/gpt@sim-chat$/.test(n.trim())), 'the provider\'s name, its listing id beneath');
+      t.ok(names.some((n) => n.trim() === 'test/gpt@sim-messages'), 'a provider without a display name: the listing id');
+      t.notOk(await scrollsSideways(page), 'the Models page does not scroll sideways');
+      await page.screenshot({ path: `${SHOTS}credits-${size.label}-models.png`, fullPage: true });
     });
   }
 
