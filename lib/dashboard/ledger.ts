@@ -11,7 +11,7 @@ const SHOWN = 100;
 export type LedgerLine =
   | { kind: Exclude<EntryKind, 'charge'>; time: number; amountNano: number; entry: LedgerEntry }
   | { kind: 'charges'; time: number; amountNano: number; day: number; charges: number }
-  /** Charges posted after the list was read (requests finishing meanwhile): in the balance, not yet in a day's line. */
+  /** Movements posted after the list was read (requests finishing meanwhile): in the balance, not yet in a line of their own. */
   | { kind: 'unlisted'; time: number; amountNano: number }
   | { kind: 'earlier'; time: number; amountNano: number; lines: number };
 
@@ -54,7 +54,7 @@ function describe(l: LedgerLine, receipts: Map<string, Payment>): Html {
         <div class="sub">${count(l.charges)} charged, UTC day</div>`;
     }
     case 'unlisted':
-      return html`Requests of the last moments<div class="sub">charged while this page was made; listed on reload</div>`;
+      return html`Posted while this page was made<div class="sub">requests finishing meanwhile; listed on reload</div>`;
     case 'earlier':
       return html`Earlier movements<div class="sub">${count(l.lines)} older lines, summed</div>`;
     case 'topup': {
