@@ -242,6 +242,12 @@ t.test('coming back from cancelling expires the Checkout Session at Stripe and s
   t.same(fake.expired, [sessionId], 'no other expire call');
   t.equal((await gw.store.payments.byRef(other.sessionId))?.status, 'pending');
   t.equal((await gw.store.payments.byRef(paid.sessionId))?.status, 'confirmed');
+
+  // Should Stripe ever send the address without filling in the session: the account's newest pending payment.
+  const unfilled = await startTopUp(10);
+  await unfilled.client.get('/dashboard/credits?payment=cancelled&session={CHECKOUT_SESSION_ID}');
+  t.same(fake.expired, [sessionId, unfilled.sessionId], 'the newest pending session was expired');
+  t.equal((await gw.store.payments.byRef(unfilled.sessionId))?.status, 'cancelled');
 });
 
 t.test('a failed payment says why, in Stripe\'s words (the PaymentIntent\'s last error)', async (t) => {

@@ -46,12 +46,13 @@ function topUpForm(ctx: AccountContext): Html {
 }
 
 function paymentRow(p: Payment): Html {
+  const ref = html`<code class="ref" title="${p.providerRef}">${p.providerRef}</code>`;
   return html`<tr data-payment="${p.providerRef}">
     <td data-label="Date">${when(p.createdAt)}</td><td data-label="Amount" class="num">${usd(p.amountNano)}</td><td data-label="Method">${METHOD_LABEL[p.method]}</td>
     <td data-label="Status"><span class="badge ${STATUS_BADGE[p.status][0]}" data-testid="payment-status">${STATUS_BADGE[p.status][1]}</span>
       ${p.status === 'failed' && p.failureReason !== null && html`<div class="sub" data-testid="failure-reason">${p.failureReason}</div>`}
       ${p.status === 'cancelled' && html`<div class="sub">Nothing was charged</div>`}</td>
-    <td data-label="Receipt">${p.status === 'confirmed' ? html`<a href="/dashboard/credits/receipts/${p.id}">Receipt</a>` : html`<span class="muted">—</span>`}</td></tr>`;
+    <td data-label="Reference">${p.status === 'confirmed' ? html`<a href="/dashboard/credits/receipts/${p.id}">Receipt</a><div class="sub">${ref}</div>` : ref}</td></tr>`;
 }
 
 async function creditsPage(ctx: AccountContext, opts: { status?: number; notice?: Notice } = {}): Promise<void> {
@@ -75,7 +76,7 @@ async function creditsPage(ctx: AccountContext, opts: { status?: number; notice?
     <section class="card">
       <h2>Payments</h2>
       ${payments.length === 0 ? html`<p class="muted">No payments yet.</p>` : html`<div class="table-wrap"><table class="payments stacked">
-        <thead><tr><th>Date</th><th class="num">Amount</th><th>Method</th><th>Status</th><th>Receipt</th></tr></thead>
+        <thead><tr><th>Date</th><th class="num">Amount</th><th>Method</th><th>Status</th><th>Reference</th></tr></thead>
         <tbody>${payments.map(paymentRow)}</tbody>
       </table></div>`}
     </section>`,
