@@ -60,7 +60,7 @@ function describe(l: LedgerLine, receipts: Map<string, Payment>): Html {
     case 'topup': {
       // The top-up's note is "payment <provider reference>".
       const payment = receipts.get(l.entry.note?.replace(/^payment /, '') ?? '');
-      return html`${KIND_LABEL.topup}${payment && html`, ${payment.method === 'card' ? 'card' : 'stablecoin'} · <a href="/dashboard/credits/receipts/${payment.id}">Receipt</a>`}`;
+      return html`${KIND_LABEL.topup}${payment && html`, ${payment.method === 'card' ? 'card' : 'stablecoin'}<div class="sub"><a href="/dashboard/credits/receipts/${payment.id}">Receipt</a></div>`}`;
     }
     default:
       return html`${KIND_LABEL[l.kind]}${l.entry.note && html`<div class="sub">${l.entry.note}</div>`}`;

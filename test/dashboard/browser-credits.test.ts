@@ -6,6 +6,7 @@
 // Screenshots go to test/dashboard/screenshots/ (credits-*) for people to look at.
 import t, { type Test } from 'tap';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { openSql } from '../helpers/sql.js';
@@ -14,6 +15,7 @@ import { CHROMIUM, launchChromium } from './chromium.js';
 import { deliver, startFakeStripe, stripeConfig, type FakeStripe } from './fake-stripe.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const USD = 1_000_000_000;
 const DAY = 86_400_000;
 const WIDTHS = [{ label: 'desktop', width: 1280, height: 800 }, { label: 'phone', width: 390, height: 844 }] as const;
@@ -87,7 +89,8 @@ async function creditTests(): Promise<void> {
     await gw.store.payments.create({ accountId: a.id, providerRef: `cs_seed_failed_${accounts}`, amountNano: 10 * USD, method: 'card' });
     await gw.store.payments.fail(`cs_seed_failed_${accounts}`, 'Your card was declined.');
 
-    const context = await browser.newContext({ viewport: size, baseURL: gw.url });
+    // bypassCSP: only so that axe-core can be added to the page (the pages allow our own script only).
+    const context = await browser.newContext({ viewport: size, baseURL: gw.url, bypassCSP: true });
     t.teardown(() => context.close());
     const page = await context.newPage();
     page.setDefaultTimeout(5000);
@@ -100,6 +103,12 @@ async function creditTests(): Promise<void> {
   }
 
   const scrollsSideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth > innerWidth);
+
+  async function seriousAxeIssues(page: Page): Promise<string[]> {
+    await page.addScriptTag({ path: AXE });
+    const violations = await page.evaluate(async () => (await (window as any).axe.run(document, { resultTypes: ['violations'] })).violations as { id: string; impact: string; nodes: { target: string[] }[] }[]);
+    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
   /** The exact amount a money figure stands for: its tooltip when it is shortened, else its text. */
   const exact = async (page: Page, testId: string) => {
     const el = page.getByTestId(testId);
@@ -113,6 +122,7 @@ async function creditTests(): Promise<void> {
       await page.goto('/dashboard/credits');
       t.notOk(await scrollsSideways(page), 'the Credits page does not scroll sideways');
       await page.screenshot({ path: `${SHOTS}credits-${size.label}.png`, fullPage: true });
+      t.same(await seriousAxeIssues(page), [], 'axe-core finds no serious or critical issue on Credits');
 
       const amounts = await page.locator('table.ledger tbody td.num').allInnerTexts();
       const kinds = await page.locator('table.ledger tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ledger));
@@ -146,6 +156,7 @@ async function creditTests(): Promise<void> {
       t.match(await page.getByTestId('receipt-ref').innerText(), /^cs_seed_paid_\d+$/);
       t.notOk(await scrollsSideways(page), 'the receipt does not scroll sideways');
       await page.screenshot({ path: `${SHOTS}credits-${size.label}-receipt.png`, fullPage: true });
+      t.same(await seriousAxeIssues(page), [], 'nor on the receipt');
     });
   }
 
