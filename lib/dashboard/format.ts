@@ -29,7 +29,7 @@ export const shortDay = (ms: number): string => {
 
 export const count = (n: number): string => n.toLocaleString('en-US');
 
-/** "$1,234.5" → "$1,234.5": thousands separators in the whole dollars of formatUsd's output. */
+/** "$1234.50" → "$1,234.50": thousands separators in the whole dollars of formatUsd's output. */
 const grouped = (text: string): string => text.replace(/\d+(?=\.)/, (whole) => whole.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
 
 /** Exact, with thousands separators: "$0.000135", "$1,025.00". */
@@ -65,7 +65,7 @@ export function usdColumn(amounts: number[]): (nano: number) => Html {
 
 /**
  * "2026-11-14 10:32 UTC" in a <time> element; the browser adds its local time (dashboard.js).
- * Every date a page shows on its own uses this form.
+ * The form for a date that stands on its own (Credits, receipts), saying UTC itself.
  */
 export const when = (ms: number): Html => html`<time datetime="${new Date(ms).toISOString()}" data-local>${dateMinute(ms)} UTC</time>`;
 
