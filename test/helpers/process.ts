@@ -32,9 +32,9 @@ export function writeDemoConfig(dir: string, email: string, creditUsd: number, m
   return file;
 }
 
-/** `expectDemoKey`: wait until the one-time demo key has been printed too. */
-export async function serveProcess(configFile: string, opts: { expectDemoKey?: boolean } = {}) {
-  const child = spawn(process.execPath, [gatewayBin, 'serve', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+/** `expectDemoKey`: wait until the one-time demo key has been printed too; `nodeArgs`: for the child's node. */
+export async function serveProcess(configFile: string, opts: { expectDemoKey?: boolean; nodeArgs?: string[] } = {}) {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), gatewayBin, 'serve', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c) => (out += c));

@@ -56,7 +56,8 @@ t.test('chat: tool_choice "required" calls a tool whose arguments validate, with
   for (const res of await chatBoth({ model: 'm', messages: [{ role: 'user', content: 'Book me a room' }], tools: chatTools, tool_choice: 'required' })) {
     const choice = res.choices[0];
     t.equal(choice.finish_reason, 'tool_calls');
-    t.equal(choice.message.content, null, 'no text beside a forced call');
+    // null; the stream's first chunk carries content "" (as OpenAI's does), which openai 7 keeps and 6 dropped.
+    t.ok(choice.message.content === null || choice.message.content === '', 'no text beside a forced call');
     const calls = chatCalls(choice.message);
     t.same(calls.map((c) => c.name), ['book_room'], 'one call, of the first tool');
     t.equal(schemaErrors(bookingSchema, JSON.parse(calls[0].arguments)), undefined, `arguments validate: ${calls[0].arguments}`);
