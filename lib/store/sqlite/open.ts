@@ -1,5 +1,6 @@
 // Opening the SQLite file: pragmas, then the migrations in lib/store/migrations, in name order.
 import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../../package-root.js';
@@ -9,7 +10,29 @@ export type Db = Database.Database;
 /** Found from the package root, so the same folder serves source (tests) and compiled code in dist/. */
 export const migrationsDir = join(packageRoot(), 'lib', 'store', 'migrations');
 
+/**
+ * better-sqlite3 12 aborts the process at random on Node 24.19 and later (a statement freed by the
+ * garbage collector: nodejs/node#65446); 13 fixes it but needs Node 22. The lockfile carries 12 (it
+ * runs on Node 20), so an install on a newer Node must be told to take 13, not crash in production.
+ */
+export function sqliteDriverProblem(nodeVersion = process.versions.node, driverVersion = driverVersionOf()): string | null {
+  const [major, minor] = nodeVersion.split('.').map(Number);
+  const driverMajor = Number(driverVersion.split('.')[0]);
+  if ((major > 24 || (major === 24 && minor >= 19)) && driverMajor < 13) {
+    return `better-sqlite3 ${driverVersion} aborts on Node ${nodeVersion} (nodejs/node#65446): ` +
+      'run `npm install better-sqlite3@13` (Node 22 and later), or run the gateway on Node 20 or 22';
+  }
+  return null;
+}
+
+function driverVersionOf(): string {
+  const file = createRequire(import.meta.url).resolve('better-sqlite3/package.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
 export function openDatabase(file: string): Db {
+  const problem = sqliteDriverProblem();
+  if (problem) throw new Error(problem);
   const path = file === ':memory:' ? file : resolve(file);
   if (path !== ':memory:') {
     mkdirSync(dirname(path), { recursive: true });

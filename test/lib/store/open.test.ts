@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
-import { migrationsDir } from '../../../lib/store/sqlite/open.js';
+import { migrationsDir, sqliteDriverProblem } from '../../../lib/store/sqlite/open.js';
 import { openSqliteStore } from '../../../lib/store/sqlite/store.js';
 import { WRITER_NICE } from '../../../lib/store/sqlite/writer.js';
 import { storeConfig, tempDir, tempStore } from './fixtures/store.js';
@@ -154,4 +154,13 @@ t.test('a migration that leaves a broken foreign key is refused and rolled back'
   t.notOk(db.prepare(`SELECT 1 FROM schema_migrations WHERE name LIKE '004_%'`).get(), 'not recorded as applied');
   t.match(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'journal'`).pluck().get(), /AUTOINCREMENT/, 'the old journal is intact');
   t.equal(db.prepare('SELECT COUNT(*) FROM journal').pluck().get(), 1, 'with its row');
+});
+
+t.test('better-sqlite3 12 is refused on Node 24.19 and later, where it aborts the process (nodejs/node#65446)', async (t) => {
+  t.match(sqliteDriverProblem('24.19.0', '12.4.1'), /better-sqlite3 12\.4\.1 aborts on Node 24\.19\.0.*better-sqlite3@13/);
+  t.match(sqliteDriverProblem('25.1.0', '12.4.1'), /aborts/);
+  t.equal(sqliteDriverProblem('24.18.0', '12.4.1'), null);
+  t.equal(sqliteDriverProblem('20.20.2', '12.4.1'), null);
+  t.equal(sqliteDriverProblem('24.21.0', '13.0.1'), null);
+  t.equal(sqliteDriverProblem(), null, 'this process: a working pair');
 });
