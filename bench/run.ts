@@ -52,7 +52,8 @@ const USAGE = `usage: npm run bench -- [options]
                      GATEWAY_BENCH_POSTGRES or postgres://postgres@127.0.0.1:5432, the passthrough
                      scenarios also run one and two billing-on gateway nodes on a fresh database)
 environment: GATEWAY_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" passes Node flags to the
-                     gateway processes only (profiles, heap snapshots)`;
+                     gateway processes only (profiles, heap snapshots); a profile's self time by
+                     function and file: node dist/bench/cpuprofile-summary.js FILE.cpuprofile`;
 
 interface Options {
   durationMs: number;

@@ -66,8 +66,18 @@ class AttemptRequest extends EventEmitter {
     readonly url: string,
     readonly headers: Record<string, string>,
     readonly socket: net.Socket,
+    private readonly body: Buffer,
   ) {
     super();
+  }
+
+  /**
+   * http-proxy-3 sends the incoming request's body with `req.pipe(proxyReq)`: the prepared bytes
+   * go in one `end()`, without a Readable and its pipe machinery (or a per-request `buffer` option).
+   */
+  pipe<T extends NodeJS.WritableStream>(dest: T): T {
+    dest.end(this.body);
+    return dest;
   }
 
   abort(reason: Error): void {
@@ -79,70 +89,69 @@ class AttemptRequest extends EventEmitter {
   }
 }
 
-/**
- * The request body as http-proxy-3's `buffer` option: it only calls `buffer.pipe(proxyReq)`, so the
- * prepared bytes are written in one `end()` without a Readable and its pipe machinery per attempt.
- */
-function bodySource(body: Buffer): Readable {
-  const source = {
-    pipe<T extends NodeJS.WritableStream>(dest: T): T {
-      dest.end(body);
-      return dest;
-    },
-  };
-  return source as unknown as Readable;
-}
-
 /** The provider's base path joined with the route's path ("/v1" + "/chat/completions"), then its query. */
 const fullPath = (p: Provider, path: string) => p.url.pathname.replace(/\/$/, '') + path + p.url.search;
 
+const onProxyReq = (proxyReq: ClientRequest, req: unknown) => {
+  const a = req as AttemptRequest;
+  a.proxyReq = proxyReq;
+  if (a.aborted) proxyReq.destroy(a.aborted);
+};
+const onProxyRes = (proxyRes: IncomingMessage, req: unknown) => {
+  const a = req as AttemptRequest;
+  a.proxyRes = proxyRes;
+  if (a.aborted) proxyRes.destroy(a.aborted);
+  else a.done.resolve({ status: proxyRes.statusCode ?? 502, headers: proxyRes.headers, body: proxyRes });
+};
+/** A network error before or after the head; also the client gone mid-request (the upstream reset). */
+const onProxyError = (err: unknown, req: unknown) => (req as AttemptRequest).abort(err as Error);
+
+/**
+ * A provider's long-lived proxy server: its target and keep-alive agent in the server's own options,
+ * so an attempt passes none (http-proxy-3 merges per-request options into a copy). toProxy with
+ * prependPath off: the attempt's url is already the full upstream path, so http-proxy-3 joins it as
+ * is instead of parsing two URLs per request.
+ */
+function providerProxy(target: URL, agent: http.Agent) {
+  const proxy = httpProxy.createProxyServer({ target, agent, selfHandleResponse: true, xfwd: false, prependPath: false, toProxy: true });
+  proxy.on('proxyReq', onProxyReq);
+  proxy.on('proxyRes', onProxyRes);
+  proxy.on('econnreset', onProxyError);
+  proxy.on('error', onProxyError);
+  return proxy;
+}
+type ProxyServer = ReturnType<typeof providerProxy>;
+
 export class HttpProxyTransport implements Transport {
-  // toProxy with prependPath off: the attempt's url is already the full upstream path, so
-  // http-proxy-3 joins it as is instead of parsing two URLs per request.
-  private readonly proxy = httpProxy.createProxyServer({ selfHandleResponse: true, xfwd: false, prependPath: false, toProxy: true });
-  private readonly agents = new Map<string, http.Agent>();
+  private readonly proxies = new Map<string, { proxy: ProxyServer; agent: http.Agent }>();
 
-  constructor(private readonly maxSockets: number) {
-    this.proxy.on('proxyReq', (proxyReq: ClientRequest, req: unknown) => {
-      const a = req as AttemptRequest;
-      a.proxyReq = proxyReq;
-      if (a.aborted) proxyReq.destroy(a.aborted);
-    });
-    this.proxy.on('proxyRes', (proxyRes: IncomingMessage, req: unknown) => {
-      const a = req as AttemptRequest;
-      a.proxyRes = proxyRes;
-      if (a.aborted) proxyRes.destroy(a.aborted);
-      else a.done.resolve({ status: proxyRes.statusCode ?? 502, headers: proxyRes.headers, body: proxyRes });
-    });
-    // The client went away mid-request: http-proxy-3 reports the upstream reset here.
-    this.proxy.on('econnreset', (err: Error, req: unknown) => (req as AttemptRequest).abort(err));
-    this.proxy.on('error', (err: Error, req: unknown) => (req as AttemptRequest).abort(err));
-  }
+  constructor(private readonly maxSockets: number) {}
 
-  private agentFor(p: Provider): http.Agent {
-    let agent = this.agents.get(p.id);
-    if (!agent) {
-      const opts = { keepAlive: true, maxSockets: this.maxSockets, scheduling: 'lifo' as const };
-      agent = p.url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
-      this.agents.set(p.id, agent);
-    }
-    return agent;
+  private proxyFor(p: Provider): ProxyServer {
+    const known = this.proxies.get(p.id);
+    if (known) return known.proxy;
+    const opts = { keepAlive: true, maxSockets: this.maxSockets, scheduling: 'lifo' as const };
+    const agent = p.url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+    const proxy = providerProxy(p.url, agent);
+    this.proxies.set(p.id, { proxy, agent });
+    return proxy;
   }
 
   send(out: OutgoingRequest, clientRes: ServerResponse): UpstreamCall {
-    const a = new AttemptRequest(fullPath(out.provider, out.path), out.headers, clientRes.socket as net.Socket);
+    const a = new AttemptRequest(fullPath(out.provider, out.path), out.headers, clientRes.socket as net.Socket, out.body);
     // http-proxy-3 leaves one 'close' listener on the client response per attempt: allow for
     // failover across many offers without Node's leak warning.
     clientRes.setMaxListeners(clientRes.getMaxListeners() + 1);
-    const options = { target: out.provider.url, agent: this.agentFor(out.provider), buffer: bodySource(out.body) };
-    this.proxy.web(a as unknown as IncomingMessage, clientRes, options, (err: Error) => a.abort(err));
+    this.proxyFor(out.provider).web(a as unknown as IncomingMessage, clientRes, onProxyError);
     return { response: a.done.promise, abort: (reason) => a.abort(reason) };
   }
 
   close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
-    this.proxy.close();
+    for (const { proxy, agent } of this.proxies.values()) {
+      agent.destroy();
+      proxy.close();
+    }
+    this.proxies.clear();
   }
 }
 

@@ -6,7 +6,7 @@ import type { Attempt } from '../context.js';
 /** Statuses with a label of their own; others are counted by class. */
 const NAMED_STATUS = new Set([400, 401, 402, 403, 404, 408, 409, 413, 429, 500, 502, 503, 504, 529]);
 
-/** Reason texts the chain writes (lib/chain.ts), in the order they are checked. */
+/** Reason texts the attempt loop and the stream relay write (lib/attempt-loop.ts, lib/stream-relay.ts), in the order they are checked. */
 const TEXT_REASONS: [RegExp, string][] = [
   [/cooling down/, 'breaker_open'],
   [/no response headers within/, 'first_byte_timeout'],
