@@ -7,6 +7,7 @@ import type { HistoryQuery, HistoryRow, HistoryStatus } from '../../store/types.
 import type { AccountContext } from '../context.js';
 import { count, dateTime, DAY_MS, isoDay, milliseconds, timeOfDay, usd } from '../format.js';
 import { csv } from '../csv.js';
+import { fieldMessage, invalidAttrs } from '../field-error.js';
 import { sendDownload, sendHtml } from '../http.js';
 import { html, type Html } from '../html.js';
 import { appPage } from '../layout.js';
@@ -99,6 +100,7 @@ async function requestsPage(ctx: AccountContext): Promise<void> {
   };
   const selected = (on: boolean) => (on ? html` selected` : '');
   const q = f.query;
+  const searchError = f.badSearch ? { field: 'q', text: 'Not a request id: ids are req_ and letters and digits, such as req_01JD4K.' } : undefined;
 
   sendHtml(ctx.res, 200, appPage(ctx, {
     section: 'requests',
@@ -106,9 +108,7 @@ async function requestsPage(ctx: AccountContext): Promise<void> {
     lead: html`Every API request of this account, newest first. Each response carries its id in the <code>x-request-id</code> header.`,
     body: html`
     <form method="get" action="/dashboard/requests" class="card filters" role="search">
-      <label class="grow">Request id <input name="q" value="${f.q}" placeholder="req_… or its first characters" spellcheck="false" autocapitalize="off"
-        ${f.badSearch && html`aria-invalid="true" aria-describedby="q-error"`}>
-        ${f.badSearch && html`<span class="field-error" id="q-error">Not a request id: ids are <code>req_</code> and letters and digits.</span>`}</label>
+      <label class="grow">Request id <input name="q" value="${f.q}" placeholder="req_… or its first characters" spellcheck="false" autocapitalize="off"${invalidAttrs(searchError, 'q')}>${fieldMessage(searchError, 'q')}</label>
       <label>Key <select name="key"><option value="">Any key</option>${allKeys.map((k) => html`<option value="${k.id}"${selected(k.id === q.keyId)}>${k.name}${k.revokedAt !== null ? ' (revoked)' : ''}</option>`)}</select></label>
       <label>Model <select name="model"><option value="">Any model</option>${ctx.config.models.map((m) => html`<option value="${m.id}"${selected(m.id === q.model)}>${m.id}</option>`)}</select></label>
       <label>Endpoint <select name="route"><option value="">Any endpoint</option>${Object.entries(ROUTE_LABEL).map(([r, label]) => html`<option value="${r}"${selected(r === q.route)}>${label}</option>`)}</select></label>
