@@ -111,8 +111,11 @@ const ID_LENGTH = 30;
 /** The SQL order of a page: newest first, or oldest first when paging back (`before`). */
 export const pageOrder = (q: HistoryQuery): string => (q.before ? 'time ASC, request_id ASC' : 'time DESC, request_id DESC');
 
-/** The sums of a totals query, as both databases name them. */
-export interface TotalsDbRow { rows: number; requests: number; input: number; output: number; cost: number }
+/** The sums of a totals query, as both databases name them (`grp`: the group's value, when grouped). */
+export interface TotalsDbRow { grp?: string | number | null; rows: number; requests: number; input: number; output: number; cost: number }
+
+/** The column a totalsBy groups by. */
+export const GROUP_COLUMN = { model: 'model', keyId: 'key_id' } as const;
 
 /** The select list of a totals query (BIGINT: PostgreSQL's sums would otherwise be NUMERIC). */
 export const TOTALS_SQL = `COUNT(*) AS rows, CAST(SUM(CASE WHEN not_recorded > 0 THEN not_recorded ELSE 1 END) AS BIGINT) AS requests,
@@ -122,6 +125,8 @@ export const TOTALS_SQL = `COUNT(*) AS rows, CAST(SUM(CASE WHEN not_recorded > 0
 /** List order: newest arrival first, then the larger request id. */
 const newestFirst = (a: Pick<HistoryRow, 'time' | 'requestId'>, b: Pick<HistoryRow, 'time' | 'requestId'>) =>
   b.time - a.time || (a.requestId < b.requestId ? 1 : a.requestId > b.requestId ? -1 : 0);
+
+const emptyTotals = (): HistoryTotals => ({ rows: 0, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0 });
 
 /** Requests a row stands for: a summary row stands for the refusals it counts. */
 const requestsOf = (h: HistoryRow) => h.notRecorded ?? 1;
@@ -144,8 +149,8 @@ export abstract class QueuedHistory<B> implements History, BatchPart<B> {
   protected abstract storedPage(accountId: number, q: HistoryQuery, limit: number): MaybePromise<HistoryRow[]>;
   /** Written requests and cost per UTC day (day = time / DAY_MS), leaving out the rows `leaveOut` names. */
   protected abstract storedDaily(accountId: number, from: number, to: number, leaveOut: string[]): MaybePromise<{ day: number; requests: number; cost: number }[]>;
-  /** Sums over the written rows of the account matching `q`, leaving out the rows `leaveOut` names. */
-  protected abstract storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[]): MaybePromise<TotalsDbRow>;
+  /** Sums over the written rows of the account matching `q`, leaving out the rows `leaveOut` names; one row, or one per group. */
+  protected abstract storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[], by?: keyof typeof GROUP_COLUMN): MaybePromise<TotalsDbRow[]>;
   /** The arrival time of the oldest written row (about the first written), or undefined. */
   protected abstract oldestStored(): MaybePromise<number | undefined>;
   /** Put these rows, summary counts and prune cutoff into the batch. */
@@ -222,17 +227,33 @@ export abstract class QueuedHistory<B> implements History, BatchPart<B> {
   }
 
   async totals(accountId: number, opts: HistoryQuery = {}): Promise<HistoryTotals> {
+    return (await this.summed(accountId, opts)).get(undefined) ?? emptyTotals();
+  }
+
+  async totalsBy<K extends 'model' | 'keyId'>(accountId: number, by: K, opts: HistoryQuery = {}): Promise<(HistoryTotals & { group: HistoryRow[K] })[]> {
+    const groups = await this.summed(accountId, opts, by);
+    return [...groups].map(([group, t]) => ({ group: group as HistoryRow[K], ...t })).sort((a, b) => b.costNano - a.costNano || b.rows - a.rows);
+  }
+
+  /** Stored sums and the unconfirmed rows' added up, by group (undefined when not grouped). */
+  private async summed(accountId: number, opts: HistoryQuery, by?: keyof typeof GROUP_COLUMN): Promise<Map<unknown, HistoryTotals>> {
     const test = historyConditions(opts, () => '?').test;
     const unconfirmed = this.unconfirmed();
-    const s = await this.storedTotals(accountId, opts, unconfirmed.map((h) => h.requestId));
-    const out: HistoryTotals = { rows: s.rows ?? 0, requests: s.requests ?? 0, inputTokens: s.input ?? 0, outputTokens: s.output ?? 0, costNano: s.cost ?? 0 };
+    const out = new Map<unknown, HistoryTotals>();
+    for (const s of await this.storedTotals(accountId, opts, unconfirmed.map((h) => h.requestId), by)) {
+      if (!s.rows) continue; // no rows: SQL's one row of nulls
+      out.set(by ? s.grp : undefined, { rows: s.rows, requests: s.requests, inputTokens: s.input, outputTokens: s.output, costNano: s.cost });
+    }
     for (const h of unconfirmed) {
       if (h.accountId !== accountId || !test(h)) continue;
-      out.rows += 1;
-      out.requests += requestsOf(h);
-      out.inputTokens += h.usage.input + h.usage.cacheRead + h.usage.cacheWrite;
-      out.outputTokens += h.usage.output;
-      out.costNano += h.costNano;
+      const group = by ? h[by] : undefined;
+      const t = out.get(group) ?? emptyTotals();
+      t.rows += 1;
+      t.requests += requestsOf(h);
+      t.inputTokens += h.usage.input + h.usage.cacheRead + h.usage.cacheWrite;
+      t.outputTokens += h.usage.output;
+      t.costNano += h.costNano;
+      out.set(group, t);
     }
     return out;
   }

@@ -314,6 +314,8 @@ export interface History {
   list(accountId: number, opts?: HistoryQuery): Promise<HistoryRow[]>;
   /** Sums over every row of the account that `opts` matches (limit left aside). */
   totals(accountId: number, opts?: HistoryQuery): Promise<HistoryTotals>;
+  /** The same sums per model or per key (rows without a model under null), largest spend first. */
+  totalsBy<K extends 'model' | 'keyId'>(accountId: number, by: K, opts?: HistoryQuery): Promise<(HistoryTotals & { group: HistoryRow[K] })[]>;
   /** Requests and their cost per UTC day, for arrivals in [from, to); days without requests are left out. */
   daily(accountId: number, from: number, to: number): Promise<DailyUsage[]>;
 }

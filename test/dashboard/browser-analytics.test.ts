@@ -1,7 +1,8 @@
 // Analytics → Requests in headless Chromium at 1280×800 and 390×844: a request found by its id in
 // lower case, without `req_`, or by its first characters; filters by key and endpoint with the
 // totals of the filtered view; the filtered view as a CSV file (quoted, formulas defused); pages
-// both ways with their place in the count; and no sideways scroll. Screenshots: screenshots/analytics-*.
+// both ways with their place in the count; the overview's spend by model and by key; and no
+// sideways scroll. Screenshots: screenshots/analytics-*.
 import t, { type Test } from 'tap';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -148,6 +149,20 @@ async function analyticsTests(): Promise<void> {
       t.equal(await text(page, 'page-count'), '1–50 of 120', 'back to the first');
       t.same(await listed(page), rows.slice(70).map((r) => r.requestId).reverse());
       await shot('first-page');
+
+      // Overview: the period's spend per model and per key, each linking to its requests.
+      await page.goto('/dashboard');
+      const cells = (id: string) => page.getByTestId(id).locator('tbody tr').evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td as HTMLElement).innerText.trim())));
+      t.same(await cells('spend-by-model'), [['test/gpt', '120', '$0.12000714']], 'spend by model');
+      t.same(await cells('spend-by-key'), [['backend', '80', '$0.0800048'], [FORMULA_KEY, '40', '$0.04000234']], 'spend by key, the largest first');
+      t.notOk(await scrollsSideways(page), 'the overview does not scroll sideways');
+      await page.getByTestId('spend-by-key').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${SHOTS}analytics-${size.label}-overview-screen.png` });
+      await page.screenshot({ path: `${SHOTS}analytics-${size.label}-overview.png`, fullPage: true });
+      await page.getByTestId('spend-by-key').getByRole('link', { name: FORMULA_KEY }).click();
+      t.equal(await text(page, 'total-requests'), '40', 'a key\'s line opens its requests of the period');
+      t.equal(await text(page, 'total-spend'), '$0.04000234');
     });
   }
 }

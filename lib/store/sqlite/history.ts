@@ -2,7 +2,7 @@
 // rows. Pruning deletes the first rows by rowid (about insertion order), so it never scans the table.
 import type { Statement } from 'better-sqlite3';
 import type { HistoryQuery, HistoryRow } from '../types.js';
-import { DAY_MS, historyConditions, historyFromRow, historyValues, pageOrder, QueuedHistory, TOTALS_SQL, type HistoryDbRow, type TotalsDbRow } from '../queued-history.js';
+import { DAY_MS, GROUP_COLUMN, historyConditions, historyFromRow, historyValues, pageOrder, QueuedHistory, TOTALS_SQL, type HistoryDbRow, type TotalsDbRow } from '../queued-history.js';
 import type { RefusalCount } from '../refusal-counts.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { Batch } from './batch.js';
@@ -51,11 +51,12 @@ export class SqliteHistory extends QueuedHistory<Batch> {
     return (select.all(accountId, ...where.params, limit) as HistoryDbRow[]).map(historyFromRow);
   }
 
-  protected storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[]): TotalsDbRow {
-    const where = historyConditions({ ...q, limit: undefined }, () => '?');
-    const select = this.prepared(`SELECT ${TOTALS_SQL} FROM request_history WHERE ${this.accountIs(q)}${where.sql}
-      AND request_id NOT IN (SELECT value FROM json_each(?))`);
-    return select.get(accountId, ...where.params, JSON.stringify(leaveOut)) as TotalsDbRow;
+  protected storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[], by?: keyof typeof GROUP_COLUMN): TotalsDbRow[] {
+    const where = historyConditions(q, () => '?');
+    const group = by ? GROUP_COLUMN[by] : undefined;
+    const select = this.prepared(`SELECT ${group ? `${group} AS grp, ` : ''}${TOTALS_SQL} FROM request_history WHERE ${this.accountIs(q)}${where.sql}
+      AND request_id NOT IN (SELECT value FROM json_each(?))${group ? ` GROUP BY ${group}` : ''}`);
+    return select.all(accountId, ...where.params, JSON.stringify(leaveOut)) as TotalsDbRow[];
   }
 
   protected storedDaily(accountId: number, from: number, to: number, leaveOut: string[]) {

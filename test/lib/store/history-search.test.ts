@@ -58,4 +58,17 @@ backends(t, 'history: id prefix search, key and route filters, totals, paging bo
   t.same((await store.history.list(a.accountId, { limit: 12, before: page3[0] })).map((r) => r.requestId), page2.map((r) => r.requestId),
     'back from the last page (written rows only)');
   t.equal((await store.history.totals(a.accountId, { before: page2[0] })).rows, 12, 'rows newer than a page: its position');
+
+  // Per key and per model (the spend breakdown of the overview), written and queued rows added up.
+  store.history.record({ ...historyRow(a, 'req_01JD9999ABCDEFGHJKMNPQRSTV'), time: T0 + 40_000, model: null, costNano: 5 });
+  const byKey = await store.history.totalsBy(a.accountId, 'keyId', { from: T0 });
+  const ofKey = (k: number) => rows.filter((r) => r.keyId === k);
+  t.same(byKey, [
+    { group: a.keyId, ...expect(ofKey(a.keyId)), rows: 21, requests: 21, inputTokens: 20 * 11 + 1, outputTokens: 20 * 2 + 1, costNano: expect(ofKey(a.keyId)).costNano + 5 },
+    { group: a.keyId + 1000, ...expect(ofKey(a.keyId + 1000)) },
+  ], 'per key, the largest spend first');
+  const byModel = await store.history.totalsBy(a.accountId, 'model', { from: T0, to: T0 + 30_000 });
+  t.same(byModel, [{ group: 'test/gpt', ...expect(rows) }], 'per model, in a period');
+  t.same((await store.history.totalsBy(a.accountId, 'model')).map((g) => [g.group, g.costNano]), [['test/gpt', expect(rows).costNano], [null, 5]],
+    'a row without a model is its own group');
 });
