@@ -4,45 +4,25 @@
 // both ways with their place in the count; the overview's spend by model and by key; and no
 // sideways scroll. Screenshots: screenshots/analytics-*.
 import t, { type Test } from 'tap';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import type { HistoryRow } from '../../lib/store/types.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { CHROMIUM, launchChromium } from './chromium.js';
+import { logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
 
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const WIDTHS = [{ label: 'desktop', width: 1280, height: 800 }, { label: 'phone', width: 390, height: 844 }] as const;
 /** A key name a spreadsheet would run as a formula, with a quote and a comma to quote. */
 const FORMULA_KEY = '=HYPERLINK("http://evil.example","a, b")';
 const ROWS = 120;
 
-if (!existsSync(CHROMIUM)) {
-  t.test('analytics in headless Chromium', { skip: `SKIPPED the browser tests: no Chromium at ${CHROMIUM} (install it or set CHROMIUM_PATH)` }, () => {});
-} else {
-  await analyticsTests();
-}
-
-async function analyticsTests(): Promise<void> {
-  let browser: Browser, gw: TestGateway;
-  t.before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    gw = await startGateway({ creditUsd: 0 });
-    browser = await launchChromium();
-  });
-  t.teardown(async () => {
-    await browser?.close();
-    await gw?.close();
-  });
-
+await withGatewayAndChromium('analytics in headless Chromium', (env) => {
+  const { gw } = env;
   let accounts = 0;
   /** An account with ROWS requests over two keys (every third of the formula-named key, every other one to /v1/messages). */
   async function loggedIn(t: Test, size: { width: number; height: number }) {
     const n = ++accounts;
     const email = `analytics${n}@example.com`;
-    const a = await gw.store.accounts.create({ email, password: 'a long password' });
-    const main = await gw.store.keys.create({ accountId: a.id, name: 'backend' });
-    const odd = await gw.store.keys.create({ accountId: a.id, name: FORMULA_KEY });
+    const a = await gw().store.accounts.create({ email, password: 'a long password' });
+    const main = await gw().store.keys.create({ accountId: a.id, name: 'backend' });
+    const odd = await gw().store.keys.create({ accountId: a.id, name: FORMULA_KEY });
     const t0 = Date.now() - ROWS * 60_000;
     const rows: HistoryRow[] = [];
     for (let i = 0; i < ROWS; i++) {
@@ -54,18 +34,10 @@ async function analyticsTests(): Promise<void> {
         holdNano: 0, costNano: 1_000_000 + i, latencyMs: 300, ttfbMs: 100, error: i === 7 ? '-1+1 went wrong, "badly"' : null,
       };
       rows.push(row);
-      gw.store.history.record(row);
+      gw().store.history.record(row);
     }
-    await gw.store.flush();
-    const context = await browser.newContext({ viewport: size, baseURL: gw.url, acceptDownloads: true });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    page.setDefaultTimeout(5000);
-    await page.goto('/dashboard/login');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('a long password');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(/\/dashboard$/);
+    await gw().store.flush();
+    const { page } = await env.loggedIn(t, size, email, 'a long password');
     return { page, rows, keys: { main: main.key.id, odd: odd.key.id } };
   }
 
@@ -165,4 +137,4 @@ async function analyticsTests(): Promise<void> {
       t.equal(await text(page, 'total-spend'), '$0.04000234');
     });
   }
-}
+});

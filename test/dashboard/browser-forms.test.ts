@@ -3,50 +3,19 @@
 // says so, keeps what was typed through the login, and brings the owner back to the page with the
 // form filled in, saving nothing until they send it again. Screenshots: screenshots/forms-*.
 import t, { type Test } from 'tap';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { CHROMIUM, launchChromium } from './chromium.js';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
 
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const WIDTHS = [{ label: 'desktop', width: 1280, height: 800 }, { label: 'phone', width: 390, height: 844 }] as const;
 
-if (!existsSync(CHROMIUM)) {
-  t.test('forms in headless Chromium', { skip: `SKIPPED the browser tests: no Chromium at ${CHROMIUM} (install it or set CHROMIUM_PATH)` }, () => {});
-} else {
-  await formTests();
-}
 
-async function formTests(): Promise<void> {
-  let browser: Browser, gw: TestGateway;
-  t.before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    gw = await startGateway({ creditUsd: 0 });
-    browser = await launchChromium();
-  });
-  t.teardown(async () => {
-    await browser?.close();
-    await gw?.close();
-  });
-
+await withGatewayAndChromium('forms in headless Chromium', (env) => {
+  const { gw } = env;
   let accounts = 0;
-  async function logIn(page: Page, email: string): Promise<void> {
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('a long password');
-    await page.getByRole('button', { name: 'Log in' }).click();
-  }
   async function loggedIn(t: Test, size: { width: number; height: number }): Promise<{ page: Page; context: BrowserContext; accountId: number; email: string }> {
     const email = `forms${++accounts}@example.com`;
-    const a = await gw.store.accounts.create({ email, password: 'a long password' });
-    await gw.store.keys.create({ accountId: a.id, name: 'production' });
-    const context = await browser.newContext({ viewport: size, baseURL: gw.url });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    page.setDefaultTimeout(5000);
-    await page.goto('/dashboard/login');
-    await logIn(page, email);
-    await page.waitForURL(/\/dashboard$/);
+    const a = await gw().store.accounts.create({ email, password: 'a long password' });
+    await gw().store.keys.create({ accountId: a.id, name: 'production' });
+    const { page, context } = await env.loggedIn(t, size, email, 'a long password');
     return { page, context, accountId: a.id, email };
   }
 
@@ -108,34 +77,34 @@ async function formTests(): Promise<void> {
 
       // The session ends meanwhile (expired, or ended elsewhere).
       const token = (await context.cookies()).find((c) => c.name === 'gw_session')!.value;
-      await gw.store.sessions.end(token);
+      await gw().store.sessions.end(token);
       await form.getByRole('button', { name: 'Create key' }).click();
       await page.waitForURL(/\/dashboard\/keys$/); // the login page answers the post
       t.match(await page.locator('.notice').innerText(), /Your session has ended, so that was not saved/, 'says the session ended');
       t.notMatch(await page.content(), /This form has expired/);
-      t.equal((await gw.store.keys.list(accountId)).length, 1, 'nothing was created');
+      t.equal((await gw().store.keys.list(accountId)).length, 1, 'nothing was created');
       const kept = await page.locator('input[name="kept"]').getAttribute('value');
       t.match(kept, /name=nightly\+batch/, 'the login form carries the input');
       t.notMatch(kept, /csrf/, 'but not the old token');
       t.notOk(await scrollsSideways(page), 'no sideways scroll');
       await shot('session-ended');
 
-      await logIn(page, email);
+      await logIn(page, email, 'a long password');
       await page.waitForURL(/\/dashboard\/keys$/);
       t.equal(await form.locator('[name="name"]').inputValue(), 'nightly batch', 'back on the page, the name kept');
       t.equal(await form.locator('[name="monthly_limit"]').inputValue(), '12.50', 'the limit kept');
       t.ok(await form.locator('[name="models"][value="test/gpt"]').isChecked(), 'the ticked model kept');
       t.match(await page.locator('.notice').first().innerText(), /nothing was saved/, 'says nothing was saved yet');
-      t.equal((await gw.store.keys.list(accountId)).length, 1, 'still nothing created: the owner sends it again');
+      t.equal((await gw().store.keys.list(accountId)).length, 1, 'still nothing created: the owner sends it again');
       t.notOk(await scrollsSideways(page), 'no sideways scroll');
       await shot('kept-after-login');
 
       await form.getByRole('button', { name: 'Create key' }).click();
       await page.getByTestId('key-created').waitFor();
-      const created = (await gw.store.keys.list(accountId)).find((k) => k.name === 'nightly batch');
+      const created = (await gw().store.keys.list(accountId)).find((k) => k.name === 'nightly batch');
       t.match(created, { monthlyLimitNano: 12_500_000_000, allowedModels: ['test/gpt'] }, 'sent again with a fresh token: created as typed');
       await page.goto('/dashboard/keys');
       t.equal(await form.locator('[name="name"]').inputValue(), '', 'the kept input is shown once');
     });
   }
-}
+});
