@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import type { HistoryRow } from '../../lib/store/types.js';
-import { logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
+import { SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
 
 /** A key name a spreadsheet would run as a formula, with a quote and a comma to quote. */
 const FORMULA_KEY = '=HYPERLINK("http://evil.example","a, b")';
