@@ -4,7 +4,7 @@ import { streamPairs } from './scenarios.js';
 import type { ValidationFigures } from './validation.js';
 
 /** gateway-pg: billing on, PostgreSQL store, one node; gateway-pg-2: two such nodes, the load spread round-robin. */
-export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'bare-proxy' | 'gateway-pg' | 'gateway-pg-2';
+export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'gateway-quiet' | 'bare-proxy' | 'gateway-pg' | 'gateway-pg-2';
 
 export interface RunFigures {
   via: Via;
@@ -72,6 +72,7 @@ const VIA_LABEL: Record<Via, string> = {
   direct: 'direct',
   gateway: 'gateway',
   'gateway-billing-off': 'gw billing-off',
+  'gateway-quiet': 'gw no metrics/log',
   'bare-proxy': 'bare proxy',
   'gateway-pg': 'gw postgres 1 node',
   'gateway-pg-2': 'gw postgres 2 nodes',
@@ -256,6 +257,11 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     check('gateway peak RSS', '< 100 MB', 100, true, peakRssMb === undefined ? undefined : { where: 'whole run', value: peakRssMb }, (v) => `${v.toFixed(1)} MB`),
     check('billing on vs off throughput', '>= 85%', 0.85, false,
       worst(results, (sf) => pairedThroughputRatio(gw(sf, 'closed'), find(sf.runs, 'gateway-billing-off', 'closed')), id, false), percent),
+    // The gateway runs with metrics on and a request line per request (the operator's tools, issue 17);
+    // the quiet one, otherwise the same, with both off.
+    check('metrics + request log on vs off throughput', '>= 95%', 0.95, false,
+      worst(results, (sf) => pairedThroughputRatio(gw(sf, 'closed'), find(sf.runs, 'gateway-quiet', 'closed')), id, false), percent),
+    info('  CPU per request, on / off', worst(plain, (sf) => ratio(gw(sf, 'closed')?.cpuUsPerReq, find(sf.runs, 'gateway-quiet', 'closed')?.cpuUsPerReq), id, true), times),
     // PostgreSQL mode against SQLite mode (billing on both), where it ran (the passthrough scenarios).
     check(`PostgreSQL 1 node: added p50 at ${atRate} req/s over SQLite`, '<= +0.3 ms', 0.3, true,
       worst(results, (sf) => overSqlite(sf, 'gateway-pg', 'p50Ms'), id, true), ms),

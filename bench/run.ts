@@ -109,6 +109,9 @@ interface Servers {
   sim: Child;
   gateway?: Child;
   billingOff?: Child;
+  /** The gateway with metrics and the request log off (they are on in `gateway`), on a store of its own. */
+  quiet?: Child;
+  quietApiKey?: string;
   bare?: Child;
   apiKey?: string;
   /** PostgreSQL mode: two gateway nodes on one database (the first alone is the one-node run), and their key. */
@@ -149,12 +152,14 @@ class ServerLoad {
       direct: [servers.sim],
       gateway: [servers.gateway!],
       'gateway-billing-off': [servers.billingOff!],
+      'gateway-quiet': [servers.quiet!],
       'bare-proxy': [servers.bare!],
       'gateway-pg': pg.slice(0, 1),
       'gateway-pg-2': pg,
     }[via];
     this.gwPids = via === 'direct' ? [] : targets.map((c) => c.pid);
-    const key = upstreamDirect(via) ? UPSTREAM_KEY : via.startsWith('gateway-pg') ? servers.pgApiKey! : (servers.apiKey ?? 'none');
+    const key = upstreamDirect(via) ? UPSTREAM_KEY : via.startsWith('gateway-pg') ? servers.pgApiKey!
+      : via === 'gateway-quiet' ? servers.quietApiKey! : (servers.apiKey ?? 'none');
     const [port, ...morePorts] = targets.map((c) => Number(new URL(c.url).port));
     this.target = { ...requestTarget(s, port, key), morePorts };
     this.agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
@@ -342,6 +347,8 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
   if (servers.gateway) vias.push('gateway');
   if (servers.billingOff) vias.push('gateway-billing-off');
   if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
+  // Metrics and the request log cost the same whatever the conversion: measured on the passthrough scenarios.
+  if (servers.quiet && s.client === s.upstream) vias.push('gateway-quiet');
   // PostgreSQL mode beside SQLite mode on the passthrough scenarios: the store's cost does not depend on the conversion.
   if (servers.pgNodes && s.client === s.upstream) vias.push('gateway-pg', 'gateway-pg-2');
   const rounds = new Map<Via, RunFigures[]>(vias.map((v) => [v, []]));
@@ -412,11 +419,15 @@ async function main(): Promise<void> {
     const sim = await startSimulatorProcess();
     children.push(sim);
     const servers: Servers = { sim, pgLoad: { requests: 0, ms: 0 } };
-    const onConfig = writeConfig(dir, 'billing-on', gatewayConfig(sim.url, join(dir, 'billing-on.db')));
+    // As an operator runs it: metrics on, and a request line per request (the default).
+    const onConfig = writeConfig(dir, 'billing-on', { ...gatewayConfig(sim.url, join(dir, 'billing-on.db')), metrics: { host: '127.0.0.1', port: 0 } });
+    const quietConfig = writeConfig(dir, 'quiet', { ...gatewayConfig(sim.url, join(dir, 'quiet.db')), log: { requests: false } });
     const offConfig = writeConfig(dir, 'billing-off', gatewayConfig(sim.url, join(dir, 'billing-off.db'), BILLING_OFF_PLUGINS));
     servers.apiKey = await tryStart('account and key setup (gateway accounts/credits/keys commands)', () => createBenchKey(onConfig), untested);
     if (servers.apiKey) servers.gateway = await tryStart('gateway (billing on)', () => startGatewayProcess('gateway', onConfig), untested);
     servers.billingOff = await tryStart('gateway (billing off)', () => startGatewayProcess('gateway-billing-off', offConfig), untested);
+    servers.quietApiKey = await tryStart('account and key setup for the gateway without metrics and request log', () => createBenchKey(quietConfig), untested);
+    if (servers.quietApiKey) servers.quiet = await tryStart('gateway (metrics and request log off)', () => startGatewayProcess('gateway-quiet', quietConfig), untested);
     servers.bare = await tryStart('bare node:http proxy (the reference)', () => startBareProxyProcess(sim.url), untested);
     if (o.postgres) {
       const db = await createBenchDatabase();
@@ -441,7 +452,7 @@ async function main(): Promise<void> {
         if (nodes.length === 2) servers.pgNodes = nodes;
       }
     }
-    for (const c of [servers.gateway, servers.billingOff, servers.bare]) {
+    for (const c of [servers.gateway, servers.billingOff, servers.quiet, servers.bare]) {
       if (!c) continue;
       children.push(c);
       startupRss[c.name] = peakRssMb(c.pid);

@@ -35,6 +35,8 @@ export interface ProviderConfig {
   format: WireFormat;
   /** messages: without /v1; chat: with /v1. Ignored when `simulated` is true. */
   base_url: string;
+  /** How the dashboard names this provider's offers; without it, each offer's listing id. */
+  display_name?: string;
   api_key?: string;
   http2?: boolean;
   /** Served by the in-process simulated provider (base_url is filled in at start). */

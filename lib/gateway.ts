@@ -130,13 +130,13 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
   let simulator: Simulator | undefined;
   let metricsListener: MetricsListener | undefined;
   let tracing: Tracing | undefined;
+  let server: GatewayServer | undefined;
   try {
     await store.sync(); // a networked store is reachable and migrated before anything starts
     const ensureSimulator = async (cfg: GatewayConfig) => {
       if (!simulator && cfg.providers.some((p) => p.simulated)) simulator = await startSimulator({ host: '127.0.0.1', port: 0 });
     };
     await ensureSimulator(config);
-    const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
 
     const finished = opts.trackFinished ? new Finished() : undefined;
     let logRequests = config.log.requests;
@@ -149,7 +149,6 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     const failures = requestFailures(log);
     const transports = new Transports(config.upstream.max_sockets_per_provider);
     const breakers = new Breakers(config.breaker);
-    let server: GatewayServer | undefined;
     const readiness: ReadinessDeps = { shuttingDown: () => server?.shuttingDown ?? false, store };
     // Off unless configured: then the chain keeps its no-op recorder.
     const metrics = config.metrics && new GatewayMetrics({
@@ -178,6 +177,8 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     });
     const url = await server.listen(config.server.port, config.server.host);
     const listening = server;
+    // After listening: a start that fails (its port in use) must not make the demo key it cannot print.
+    const demo = config.demo.enabled ? await ensureDemoAccount(store, config.demo) : null;
     const sweeper = startHoldSweeper(store, () => current.config, opts.clock ?? Date.now, log, opts.holdSweepIntervalMs ?? HOLD_SWEEP_INTERVAL_MS);
 
     const gateway: Gateway = {
@@ -225,6 +226,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
     return gateway;
   } catch (err) {
     // What was started must not outlive a failed start (the store holds the database's lock).
+    if (server?.http.listening) await server.shutdown(0);
     await metricsListener?.close();
     await simulator?.close();
     await tracing?.close();

@@ -6,6 +6,7 @@ import type { ServerConfig, WireFormat } from './config-types.js';
 import { createContext, type Route } from './context.js';
 import { GatewayError, badRequest, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
+import { listen } from './listen-error.js';
 import { sendError, type Chain } from './chain.js';
 import { BodyBudget, BodyReader } from './body.js';
 
@@ -89,14 +90,10 @@ export class GatewayServer {
   }
 
   listen(port: number, host: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      this.http.once('error', reject);
-      this.http.listen(port, host, () => {
-        this.http.off('error', reject);
-        const a = this.http.address() as AddressInfo;
-        const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-        resolve(`http://${h}:${a.port}`);
-      });
+    return listen(this.http, port, host, 'server').then(() => {
+      const a = this.http.address() as AddressInfo;
+      const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+      return `http://${h}:${a.port}`;
     });
   }
 

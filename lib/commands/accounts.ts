@@ -1,11 +1,44 @@
-// gateway accounts create --email E [--password P]
-import { command, optional, required } from './args.js';
+// gateway accounts create | set-password
+import { passwordProblem } from '../store/password.js';
+import { accountByEmail, ArgError, command, optional, required } from './args.js';
 import type { Command } from './types.js';
 
+/** The dashboard's password rule (store/password.ts), for --password. */
+function checkedPassword(password: string | undefined): string | undefined {
+  const problem = password === undefined ? undefined : passwordProblem(password);
+  if (problem) throw new ArgError(`--password: ${problem} (the dashboard's rule)`);
+  return password;
+}
+
 export const commands: Command[] = [
-  command('accounts create', 'gateway accounts create --email E [--password P]', async (args, io) => {
-    const account = await io.store().accounts.create({ email: required(args, 'email'), password: optional(args, 'password') });
+  command({
+    name: 'accounts create',
+    summary: 'create an account; with --password it can log in to the dashboard',
+    flags: [
+      { name: 'email', value: 'E', required: true, help: 'the account\'s email (its name everywhere else)' },
+      { name: 'password', value: 'P', help: 'a dashboard password, at least 8 characters' },
+    ],
+  }, async (args, io) => {
+    const email = required(args, 'email');
+    const password = checkedPassword(optional(args, 'password'));
+    const account = await io.store().accounts.create({ email, password });
     io.print(account, `Created account ${account.id} (${account.email})${account.hasPassword ? ' with a dashboard password' : ''}.`);
+    return 0;
+  }),
+
+  command({
+    name: 'accounts set-password',
+    summary: 'set an account\'s dashboard password and log out its dashboard sessions (recovery)',
+    flags: [
+      { name: 'email', value: 'E', required: true, help: 'the account\'s email' },
+      { name: 'password', value: 'P', required: true, help: 'the new dashboard password, at least 8 characters' },
+    ],
+  }, async (args, io) => {
+    const password = checkedPassword(required(args, 'password'))!;
+    const account = await accountByEmail(io, required(args, 'email'));
+    const { sessionsEnded } = await io.store().accounts.setPassword(account.id, password);
+    io.print({ id: account.id, email: account.email, hasPassword: true, sessionsEnded },
+      `Set the dashboard password of ${account.email}; ${sessionsEnded} dashboard session(s) ended.`);
     return 0;
   }),
 ];

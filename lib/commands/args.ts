@@ -1,17 +1,18 @@
 // Shared helpers of the operator commands: argument checks, account lookup, error reporting.
 import { StoreError, type Account } from '../store/types.js';
+import type { Args, CommandSpec, Flag } from './flags.js';
 import type { Command, CommandIo } from './types.js';
 
-type Args = Record<string, string | boolean>;
-
-/** A problem with the command line, reported as `error: …` with exit code 1. */
+/**
+ * A problem with the command line. Found by the parser (an undeclared flag, a missing value): exit
+ * code 2 with the command's usage; found by the command (no such account): `error: …`, exit code 1.
+ */
 export class ArgError extends Error {}
 
 /** A Command whose run reports ArgError, StoreError and bad amounts (RangeError) through io.fail. */
-export function command(name: string, usage: string, run: (args: Args, io: CommandIo) => Promise<number>): Command {
+export function command(spec: CommandSpec, run: (args: Args, io: CommandIo) => Promise<number>): Command {
   return {
-    name,
-    usage,
+    ...spec,
     async run(args, io) {
       try {
         return await run(args, io);
@@ -48,12 +49,16 @@ export function modelList(io: CommandIo, text: string, flag: string): string[] {
   return ids;
 }
 
+/** The number of a flag or positional the parser checked (flags.ts `number: 'positive'`). */
 export function positiveInt(text: string, label: string): number {
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) {
     throw new ArgError(`${label} must be a positive integer`);
   }
   return Number(text);
 }
+
+/** `--account E`, the account most commands act on (see accountByEmail). */
+export const accountFlag: Flag = { name: 'account', value: 'E', required: true, help: 'the account\'s email' };
 
 export async function accountByEmail(io: CommandIo, email: string): Promise<Account> {
   const account = await io.store().accounts.byEmail(email);

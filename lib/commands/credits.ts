@@ -1,10 +1,18 @@
 // gateway credits grant | show
 import { formatUsd, parseUsd } from '../store/money.js';
-import { accountByEmail, ArgError, command, isoTime, optional, required, table } from './args.js';
+import { accountByEmail, accountFlag, ArgError, command, isoTime, optional, required, table } from './args.js';
 import type { Command } from './types.js';
 
 export const commands: Command[] = [
-  command('credits grant', 'gateway credits grant --account E --amount USD [--note TEXT]', async (args, io) => {
+  command({
+    name: 'credits grant',
+    summary: 'add credit to an account',
+    flags: [
+      accountFlag,
+      { name: 'amount', value: 'USD', required: true, help: 'USD, e.g. 25 or 2.50' },
+      { name: 'note', value: 'TEXT', help: 'kept with the journal entry' },
+    ],
+  }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const amount = parseUsd(required(args, 'amount'));
     if (amount === 0) throw new ArgError('--amount must be above zero');
@@ -16,7 +24,11 @@ export const commands: Command[] = [
     return 0;
   }),
 
-  command('credits show', 'gateway credits show --account E', async (args, io) => {
+  command({
+    name: 'credits show',
+    summary: 'balance, held by requests in flight (a running server\'s too), available; the last journal entries',
+    flags: [accountFlag],
+  }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const ledger = io.store().ledger;
     // Held counts the open holds of a gateway serving from the same database (requests in flight).

@@ -7,13 +7,17 @@ import { command, required, table } from './args.js';
 import type { Command } from './types.js';
 
 export const commands: Command[] = [
-  command('db migrate', 'gateway db migrate                        apply pending database migrations and exit', async (_args, io) => {
+  command({ name: 'db migrate', summary: 'apply the store\'s pending migrations and exit (serve does it at start too)' }, async (_args, io) => {
     const { location, applied } = await migrateStore(io.config);
     io.print({ location, applied },
       applied.length ? `Applied ${applied.length} migration(s) to ${location}: ${applied.join(', ')}.` : `${location} is up to date.`);
     return 0;
   }),
-  command('db copy', 'gateway db copy --from FILE               copy a stopped SQLite store into the empty storage.postgres, verified', async (args, io) => {
+  command({
+    name: 'db copy',
+    summary: 'copy a stopped SQLite store into the empty storage.postgres, verified before it commits',
+    flags: [{ name: 'from', value: 'FILE', required: true, help: 'the SQLite file of the stopped gateway' }],
+  }, async (args, io) => {
     const from = required(args, 'from');
     try {
       const report = await copySqliteToPostgres(from, io.config, (t) => {

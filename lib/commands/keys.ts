@@ -1,7 +1,7 @@
 // gateway keys create | list | revoke
 import { formatUsd, parseUsd } from '../store/money.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import { accountByEmail, ArgError, command, isoTime, modelList, optional, positiveInt, required, table } from './args.js';
+import { accountByEmail, accountFlag, ArgError, command, isoTime, modelList, optional, positiveInt, required, table } from './args.js';
 import type { Command } from './types.js';
 
 const display = (k: ApiKeyRecord) => `${k.prefix}…`;
@@ -11,32 +11,42 @@ const rateText = (own: number | null, fallback: number | undefined) =>
   own !== null ? String(own) : fallback === undefined ? 'default' : `${fallback} (default)`;
 
 export const commands: Command[] = [
-  command('keys create', 'gateway keys create --account E --name N [--models ID,ID] [--monthly-limit USD] [--rpm N] [--tpm N]   prints the key once',
-    async (args, io) => {
-      const account = await accountByEmail(io, required(args, 'account'));
-      const models = optional(args, 'models');
-      const limit = optional(args, 'monthly-limit');
-      const rpm = optional(args, 'rpm');
-      const tpm = optional(args, 'tpm');
-      const { key, secret } = await io.store().keys.create({
-        accountId: account.id,
-        name: required(args, 'name'),
-        allowedModels: models === undefined ? null : modelList(io, models, '--models'),
-        monthlyLimitNano: limit === undefined ? null : parseUsd(limit),
-        rpm: rpm === undefined ? null : positiveInt(rpm, '--rpm'),
-        tpm: tpm === undefined ? null : positiveInt(tpm, '--tpm'),
-      });
-      io.print({ key, secret },
-        `Created key ${key.id} "${key.name}" for ${account.email}` +
-        (key.allowedModels ? `, models: ${key.allowedModels.join(', ')}` : '') +
-        (key.monthlyLimitNano !== null ? `, monthly limit ${formatUsd(key.monthlyLimitNano)}` : '') +
-        (key.rpm !== null ? `, ${key.rpm} requests per minute` : '') +
-        (key.tpm !== null ? `, ${key.tpm} tokens per minute` : '') +
-        `.\nAPI key (shown only this once; store it now):\n\n  ${secret}\n`);
-      return 0;
-    }),
+  command({
+    name: 'keys create',
+    summary: 'create an API key for an account; prints the key once',
+    flags: [
+      accountFlag,
+      { name: 'name', value: 'N', required: true, help: 'a name for the key (shown in lists and the dashboard)' },
+      { name: 'models', value: 'ID,ID', help: 'the model ids it may use (default: any)' },
+      { name: 'monthly-limit', value: 'USD', help: 'most it may spend in a calendar month (default: no limit)' },
+      { name: 'rpm', value: 'N', number: 'positive', help: 'its requests per minute (default: rate_limits of the config)' },
+      { name: 'tpm', value: 'N', number: 'positive', help: 'its tokens per minute (default: rate_limits of the config)' },
+    ],
+  }, async (args, io) => {
+    const account = await accountByEmail(io, required(args, 'account'));
+    const models = optional(args, 'models');
+    const limit = optional(args, 'monthly-limit');
+    const rpm = optional(args, 'rpm');
+    const tpm = optional(args, 'tpm');
+    const { key, secret } = await io.store().keys.create({
+      accountId: account.id,
+      name: required(args, 'name'),
+      allowedModels: models === undefined ? null : modelList(io, models, '--models'),
+      monthlyLimitNano: limit === undefined ? null : parseUsd(limit),
+      rpm: rpm === undefined ? null : positiveInt(rpm, '--rpm'),
+      tpm: tpm === undefined ? null : positiveInt(tpm, '--tpm'),
+    });
+    io.print({ key, secret },
+      `Created key ${key.id} "${key.name}" for ${account.email}` +
+      (key.allowedModels ? `, models: ${key.allowedModels.join(', ')}` : '') +
+      (key.monthlyLimitNano !== null ? `, monthly limit ${formatUsd(key.monthlyLimitNano)}` : '') +
+      (key.rpm !== null ? `, ${key.rpm} requests per minute` : '') +
+      (key.tpm !== null ? `, ${key.tpm} tokens per minute` : '') +
+      `.\nAPI key (shown only this once; store it now):\n\n  ${secret}\n`);
+    return 0;
+  }),
 
-  command('keys list', 'gateway keys list --account E', async (args, io) => {
+  command({ name: 'keys list', summary: 'list an account\'s API keys, with this month\'s spend', flags: [accountFlag] }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const store = io.store();
     const keys = await store.keys.list(account.id);
@@ -52,7 +62,11 @@ export const commands: Command[] = [
     return 0;
   }),
 
-  command('keys revoke', 'gateway keys revoke KEY_ID', async (args, io) => {
+  command({
+    name: 'keys revoke',
+    summary: 'revoke an API key (refused from the next request on)',
+    positionals: [{ name: 'KEY_ID', number: 'positive', help: 'the key\'s id (the ID column of keys list)' }],
+  }, async (args, io) => {
     const id = positiveInt(required(args, '_0', 'KEY_ID'), 'KEY_ID');
     const store = io.store();
     const key = await store.keys.get(id);

@@ -1,7 +1,7 @@
 // gateway requests show | list: the request history.
 import { formatUsd } from '../store/money.js';
 import type { HistoryRow } from '../store/types.js';
-import { accountByEmail, ArgError, command, isoTime, optional, positiveInt, required, table } from './args.js';
+import { accountByEmail, accountFlag, ArgError, command, isoTime, optional, positiveInt, required, table } from './args.js';
 import type { Command } from './types.js';
 
 const tokens = (r: HistoryRow) =>
@@ -29,7 +29,11 @@ function details(r: HistoryRow): string {
 }
 
 export const commands: Command[] = [
-  command('requests show', 'gateway requests show REQUEST_ID', async (args, io) => {
+  command({
+    name: 'requests show',
+    summary: 'one request of the history: model, listing, tokens, cost, every attempt',
+    positionals: [{ name: 'REQUEST_ID', help: 'the x-request-id of the response' }],
+  }, async (args, io) => {
     const id = required(args, '_0', 'REQUEST_ID');
     const row = await io.store().history.get(id);
     if (!row) throw new ArgError(`no request ${id} in the history`);
@@ -37,7 +41,11 @@ export const commands: Command[] = [
     return 0;
   }),
 
-  command('requests list', 'gateway requests list --account E [--limit N]', async (args, io) => {
+  command({
+    name: 'requests list',
+    summary: 'an account\'s latest requests',
+    flags: [accountFlag, { name: 'limit', value: 'N', number: 'positive', default: '20', help: 'how many (at most 1000)' }],
+  }, async (args, io) => {
     const account = await accountByEmail(io, required(args, 'account'));
     const limitText = optional(args, 'limit');
     const limit = limitText === undefined ? 20 : Math.min(1000, positiveInt(limitText, '--limit'));

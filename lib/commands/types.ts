@@ -1,6 +1,8 @@
-// The operator command contract: lib/cli.ts parses argv, loads the config and runs one Command.
+// The operator command contract: lib/cli.ts parses argv against a command's declared flags
+// (flags.ts), loads the config and runs it.
 import type { GatewayConfig } from '../config-types.js';
 import type { Store } from '../store/types.js';
+import type { Args, CommandSpec } from './flags.js';
 
 export interface CommandIo {
   config: GatewayConfig;
@@ -13,10 +15,7 @@ export interface CommandIo {
   fail(message: string): number;
 }
 
-export interface Command {
-  /** e.g. 'keys create' */
-  name: string;
-  usage: string;
-  /** `--flag value` pairs by flag name, positionals as _0, _1, …; returns the exit code. */
-  run(args: Record<string, string | boolean>, io: CommandIo): Promise<number>;
+export interface Command extends CommandSpec {
+  /** `--flag value` pairs by flag name (only declared ones), positionals as _0, _1, …; returns the exit code. */
+  run(args: Args, io: CommandIo): Promise<number>;
 }

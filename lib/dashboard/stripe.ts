@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { readBody } from '../body.js';
 import { isUnavailable, toGatewayError } from '../errors.js';
 import { formatUsd, parseUsd } from '../store/money.js';
-import { StoreError, type Account, type PaymentMethod, type Store } from '../store/types.js';
+import { StoreError, type Account, type Payment, type PaymentMethod, type Store } from '../store/types.js';
 
 const NANO_PER_CENT = 10_000_000;
 /** Stripe's events are a few kilobytes; anything far larger is not one. */
@@ -52,7 +52,8 @@ export async function startCheckout(cfg: StripeConfig, store: Store, p: { accoun
     // Enough to rebuild the payment row should the process stop between this call and the insert below.
     metadata: { gateway_account: String(p.account.id), gateway_amount_nano: String(p.amountNano), gateway_method: p.method },
     success_url: `${p.returnTo}?payment=success`,
-    cancel_url: `${p.returnTo}?payment=cancelled`,
+    // Stripe fills in the session's id, so coming back from cancelling can expire that session.
+    cancel_url: `${p.returnTo}?payment=cancelled&session={CHECKOUT_SESSION_ID}`,
   });
   await store.payments.create({ accountId: p.account.id, providerRef: session.id, amountNano: p.amountNano, method: p.method });
   if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a payment page`);
@@ -60,6 +61,38 @@ export async function startCheckout(cfg: StripeConfig, store: Store, p: { accoun
 }
 
 type Session = Stripe.Checkout.Session;
+
+const SESSION_ID = /^cs_[A-Za-z0-9_]+$/;
+
+/**
+ * The payer came back from cancelling: expire the Checkout Session at Stripe (so it can never be
+ * paid later) and mark its payment cancelled. `sessionId` is what the return address carried;
+ * without a usable one, the account's newest pending payment is the one cancelled. Only the
+ * account's own pending payment is touched; a session Stripe will not expire (paid meanwhile)
+ * stays pending for its webhook. Returns the payment as it now is, or null when none applied.
+ */
+export async function cancelCheckout(cfg: StripeConfig, store: Store, accountId: number, sessionId: string | null): Promise<Payment | null> {
+  const payment = sessionId && SESSION_ID.test(sessionId)
+    ? await store.payments.byRef(sessionId)
+    : (await store.payments.list(accountId, { limit: 1 }))[0] ?? null;
+  if (!payment || payment.accountId !== accountId || payment.status !== 'pending') return null;
+  const session = await stripeClient(cfg).checkout.sessions.expire(payment.providerRef);
+  if (session.status !== 'expired') return null;
+  return store.payments.cancel(payment.providerRef);
+}
+
+/** Stripe's own words on why the session's payment failed (the PaymentIntent's last error), or null. */
+async function failureReason(cfg: StripeConfig, s: Session, log: Logger): Promise<string | null> {
+  if (!s.payment_intent) return null;
+  try {
+    const intent = typeof s.payment_intent === 'string' ? await stripeClient(cfg).paymentIntents.retrieve(s.payment_intent) : s.payment_intent;
+    return intent.last_payment_error?.message ?? null;
+  } catch (err) {
+    // The failure is recorded either way; only its explanation is missing.
+    log('warn', 'could not read why a Stripe payment failed', { session: s.id, err });
+    return null;
+  }
+}
 
 /**
  * The pending payment of a session we started but did not get to record (from its metadata):
@@ -82,10 +115,10 @@ async function recordFromMetadata(store: Store, s: Session): Promise<'recorded' 
   return 'recorded';
 }
 
-type Outcome = 'awaiting payment' | 'credited' | 'already credited' | 'failed' | 'already confirmed' | 'unknown payment' | 'unknown account' | 'ignored';
+type Outcome = 'awaiting payment' | 'credited' | 'already credited' | 'failed' | 'already confirmed' | 'already cancelled' | 'unknown payment' | 'unknown account' | 'ignored';
 
 /** Apply one verified event; returns what happened, for the answer and the log. */
-async function applyEvent(store: Store, event: Stripe.Event): Promise<Outcome> {
+async function applyEvent(cfg: StripeConfig, store: Store, event: Stripe.Event, log: Logger): Promise<Outcome> {
   switch (event.type) {
     case 'checkout.session.completed':
       // Asynchronous methods complete the session before the money arrives: wait for async_payment_succeeded.
@@ -95,10 +128,12 @@ async function applyEvent(store: Store, event: Stripe.Event): Promise<Outcome> {
       return confirm(store, event.data.object);
     case 'checkout.session.async_payment_failed':
     case 'checkout.session.expired': {
-      // Only a pending payment fails: a late expiry of a session that was paid leaves it confirmed.
-      const payment = await store.payments.fail(event.data.object.id);
+      // Only a pending payment fails: a late expiry of a session that was paid (or cancelled) leaves it as it is.
+      const s = event.data.object;
+      const reason = event.type === 'checkout.session.async_payment_failed' ? await failureReason(cfg, s, log) : null;
+      const payment = await store.payments.fail(s.id, reason);
       if (!payment) return 'unknown payment';
-      return payment.status === 'confirmed' ? 'already confirmed' : 'failed';
+      return payment.status === 'confirmed' ? 'already confirmed' : payment.status === 'cancelled' ? 'already cancelled' : 'failed';
     }
     default:
       return 'ignored';
@@ -148,7 +183,7 @@ export async function stripeWebhook(req: IncomingMessage, res: ServerResponse, c
     return answer(res, 400, { error: 'signature verification failed' });
   }
   try {
-    const outcome = await applyEvent(store, event);
+    const outcome = await applyEvent(cfg, store, event, log);
     const ids = { event: event.id, type: event.type, session: (event.data.object as { id?: string }).id };
     if (outcome === 'unknown payment') log('warn', 'stripe webhook for a payment this gateway did not start', ids);
     // Stripe took the money but no account here can receive it: retrying cannot help (2xx, or Stripe

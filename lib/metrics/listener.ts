@@ -2,6 +2,7 @@
 // metrics.port), so nothing about the traffic shows on the public port.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listen } from '../listen-error.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
@@ -28,13 +29,7 @@ export async function startMetricsListener(metrics: GatewayMetrics, host: string
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, port, host, 'metrics');
   const a = server.address() as AddressInfo;
   return {
     url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`,

@@ -4,6 +4,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createHandler, type ReceivedRequest } from './handler.js';
+import { listen } from '../listen-error.js';
 
 export type { ReceivedRequest } from './handler.js';
 export { parseDirectives, type Directive } from './directives.js';
@@ -58,13 +59,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   }
 
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, opts.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -79,15 +74,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   };
 }
 
-/** `gateway simulate [--port N] [--host H] [--api-key K] [--http2]`: runs until SIGINT or SIGTERM. */
-export async function runSimulatorCli(argv: string[]): Promise<Simulator> {
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  const port = Number(value('--port') ?? 9090);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, not ${value('--port')}`);
-  const sim = await startSimulator({ port, host: value('--host'), apiKey: value('--api-key'), http2: argv.includes('--http2') });
+/** The port of `gateway simulate` without --port: fixed, so a config's base_url can name it. */
+export const SIMULATE_DEFAULT_PORT = 9090;
+
+/** `gateway simulate` (its flags are declared in lib/cli.ts): prints its url, runs until SIGINT or SIGTERM. */
+export async function runSimulatorCli(opts: SimulatorOptions): Promise<Simulator> {
+  const sim = await startSimulator(opts);
   process.stdout.write(`${sim.url}\n`);
   const stop = () => {
     process.off('SIGINT', stop);

@@ -51,9 +51,18 @@ interface Walk {
   chars: number;
 }
 
-/** A value for `schema`; a string member is "value-<its name>". */
-export function valueFor(schema: unknown, name = 'value'): unknown {
-  return generate({ root: schema, nodes: 0, chars: MAX_CHARS }, schema, name, 0, 0);
+/** Schema nodes a value may be generated from: past it, generation stops (see above). */
+export const WALK_NODE_BOUND = HARD_NODES;
+
+/**
+ * A value for `schema`; a string member is "value-<its name>". `cost.nodes` (when given) is set to
+ * the schema nodes visited: the walk's work, bounded whatever the schema (tests).
+ */
+export function valueFor(schema: unknown, name = 'value', cost?: { nodes: number }): unknown {
+  const w: Walk = { root: schema, nodes: 0, chars: MAX_CHARS };
+  const value = generate(w, schema, name, 0, 0);
+  if (cost) cost.nodes = w.nodes;
+  return value;
 }
 
 /** `k`: the index among siblings in an array, which varies scalars so that `uniqueItems` holds. */

@@ -20,3 +20,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
   });
   return timingSafeEqual(actual, expected);
 }
+
+/** The one password rule, for dashboard sign-up and the command line's accounts create / set-password. */
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 1024;
+
+/** Why `password` is refused, or undefined when it is acceptable. */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < PASSWORD_MIN_LENGTH) return `a password needs at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (password.length > PASSWORD_MAX_LENGTH) return `a password has at most ${PASSWORD_MAX_LENGTH} characters`;
+  return undefined;
+}

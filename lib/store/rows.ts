@@ -4,7 +4,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { RoutingSettings } from '../context.js';
 import { generateApiKey, hashApiKey, keyPrefix } from './api-key.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { Account, ApiKeyRecord, EntryKind, KeyPatch, LedgerEntry, NewApiKey, Payment, PaymentStatus } from './types.js';
+import { DAY_MS } from './queued-history.js';
+import type { Account, ApiKeyRecord, DailyCharges, EntryKind, KeyPatch, LedgerEntry, NewApiKey, Payment, PaymentStatus } from './types.js';
 import { StoreError } from './types.js';
 
 // --- accounts ---
@@ -158,13 +159,14 @@ export interface PaymentRow {
   amount: number;
   method: Payment['method'];
   status: PaymentStatus;
+  failure_reason: string | null;
   created_at: number;
   updated_at: number;
 }
 
 export const toPayment = (r: PaymentRow): Payment => ({
   id: r.id, accountId: r.account_id, providerRef: r.provider_ref, amountNano: r.amount, method: r.method,
-  status: r.status, createdAt: r.created_at, updatedAt: r.updated_at,
+  status: r.status, failureReason: r.failure_reason ?? null, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 export function checkPaymentAmount(amountNano: number): void {
@@ -172,6 +174,15 @@ export function checkPaymentAmount(amountNano: number): void {
 }
 
 // --- the journal ---
+
+/** A day's charges summed (day = created_at / DAY_MS, a whole number of days since the epoch). */
+export interface DailyChargeRow {
+  day: number;
+  count: number;
+  amount: number;
+}
+
+export const toDailyCharges = (r: DailyChargeRow): DailyCharges => ({ day: Number(r.day) * DAY_MS, count: Number(r.count), amountNano: Number(r.amount) });
 
 export interface JournalRow {
   id: number;

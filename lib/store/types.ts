@@ -23,6 +23,12 @@ export interface Accounts {
    * set, wrong password). Costs one password hash whether or not the email exists.
    */
   checkPassword(email: string, password: string): Promise<Account | null>;
+  /**
+   * Replace the account's dashboard password and end all its dashboard sessions, in one
+   * transaction (the operator's recovery path: whoever held a session is logged out). Returns how
+   * many sessions ended; StoreError 'not_found' when there is no such account.
+   */
+  setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }>;
 }
 
 export interface DashboardSession {
@@ -39,7 +45,8 @@ export interface Sessions {
   end(token: string): Promise<void>;
 }
 
-export type PaymentStatus = 'pending' | 'confirmed' | 'failed';
+/** 'cancelled': the payer came back from cancelling and the provider's session was expired, so it can never be paid. */
+export type PaymentStatus = 'pending' | 'confirmed' | 'failed' | 'cancelled';
 export type PaymentMethod = 'card' | 'stablecoin';
 
 export interface Payment {
@@ -50,6 +57,8 @@ export interface Payment {
   amountNano: number;
   method: PaymentMethod;
   status: PaymentStatus;
+  /** Why it failed, in the provider's words (e.g. "Your card was declined."); null when it said nothing. */
+  failureReason: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -66,6 +75,7 @@ export interface Payments {
   /** Record a payment begun with the provider, as pending. StoreError 'conflict' when the reference exists. */
   create(input: NewPayment): Promise<Payment>;
   byRef(providerRef: string): Promise<Payment | null>;
+  byId(id: number): Promise<Payment | null>;
   /** Newest first. */
   list(accountId: number, opts?: { limit?: number }): Promise<Payment[]>;
   /**
@@ -74,8 +84,13 @@ export interface Payments {
    * or at once, credit it exactly once. null when the reference is unknown.
    */
   confirm(providerRef: string): Promise<{ payment: Payment; credited: boolean } | null>;
-  /** Mark a pending payment failed (a confirmed one stays confirmed); null when unknown. */
-  fail(providerRef: string): Promise<Payment | null>;
+  /**
+   * Mark a pending payment failed, with the provider's reason when it gave one (a confirmed or
+   * cancelled one stays as it is); null when unknown.
+   */
+  fail(providerRef: string, reason?: string | null): Promise<Payment | null>;
+  /** Mark a pending payment cancelled (any other stays as it is); null when unknown. */
+  cancel(providerRef: string): Promise<Payment | null>;
 }
 
 export interface ApiKeyRecord {
@@ -219,6 +234,28 @@ export interface Ledger {
   grant(accountId: number, amountNano: number, note?: string): Promise<LedgerEntry>;
   /** Newest first. */
   entries(accountId: number, opts?: { limit?: number }): Promise<LedgerEntry[]>;
+  /**
+   * Every posted movement of the balance: each entry that is not a charge, and the charges summed
+   * per UTC day; together they sum to the posted balance (charges still queued are not in it: flush first).
+   */
+  statement(accountId: number): Promise<Statement>;
+}
+
+/** One UTC day of an account's posted charges, summed. */
+export interface DailyCharges {
+  /** The day's start (UTC midnight). */
+  day: number;
+  /** Charge entries that day. */
+  count: number;
+  /** Their sum: negative. */
+  amountNano: number;
+}
+
+export interface Statement {
+  /** Grants, top-ups and adjustments, newest first. */
+  credits: LedgerEntry[];
+  /** Newest day first. */
+  charges: DailyCharges[];
 }
 
 export type HistoryStatus = Outcome;

@@ -1,5 +1,6 @@
-// A local fake of the parts of Stripe's API the gateway uses: Checkout Sessions (created through
-// the official package, which is pointed here with host/port/protocol) and a hosted "payment page";
+// A local fake of the parts of Stripe's API the gateway uses: Checkout Sessions (created and expired
+// through the official package, which is pointed here with host/port/protocol), PaymentIntents (read
+// for why a payment failed) and a hosted "payment page";
 // plus signed webhook events made with the package's own test-header function.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,15 @@ export interface FakeSession {
   success_url: string;
   cancel_url: string;
   allowed_payment_method_types: string[];
+  payment_intent: string | null;
+}
+
+/** The part of a PaymentIntent the gateway reads: why its last attempt failed. */
+export interface FakePaymentIntent {
+  id: string;
+  object: 'payment_intent';
+  status: string;
+  last_payment_error: { type: string; code?: string; message?: string } | null;
 }
 
 export interface FakeStripe {
@@ -30,6 +40,10 @@ export interface FakeStripe {
   sessions: Map<string, FakeSession>;
   /** The form fields of every POST /v1/checkout/sessions, in order. */
   created: Record<string, string>[];
+  /** The ids of every POST /v1/checkout/sessions/{id}/expire, in order (refused ones too). */
+  expired: string[];
+  /** PaymentIntents GET /v1/payment_intents/{id} answers with (tests add failed ones). */
+  intents: Map<string, FakePaymentIntent>;
   /** A signed webhook delivery for an event about a session. */
   event(sessionId: string, type: string, opts?: { secret?: string; timestamp?: number; eventId?: string; session?: Partial<FakeSession> }): { body: string; signature: string };
   close(): Promise<void>;
@@ -41,6 +55,8 @@ let seq = 0;
 export async function startFakeStripe(): Promise<FakeStripe> {
   const sessions = new Map<string, FakeSession>();
   const created: Record<string, string>[] = [];
+  const expired: string[] = [];
+  const intents = new Map<string, FakePaymentIntent>();
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -51,6 +67,23 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         res.end(JSON.stringify(value));
       };
       const path = (req.url ?? '').split('?')[0];
+      const api = path.startsWith('/v1/');
+      if (api && req.headers.authorization !== `Bearer ${SECRET_KEY}`) return json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } });
+      const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
+      if (req.method === 'POST' && expire) {
+        // As Stripe: only an open session can be expired.
+        expired.push(expire[1]);
+        const s = sessions.get(expire[1]);
+        if (!s) return json(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such checkout.session: '${expire[1]}'` } });
+        if (s.status !== 'open') return json(400, { error: { type: 'invalid_request_error', message: `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${s.status}".` } });
+        s.status = 'expired';
+        return json(200, s);
+      }
+      const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+      if (req.method === 'GET' && intent) {
+        const pi = intents.get(intent[1]);
+        return pi ? json(200, pi) : json(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${intent[1]}'` } });
+      }
       if (req.method === 'POST' && path === '/v1/checkout/sessions') {
         if (req.headers.authorization !== `Bearer ${SECRET_KEY}`) return json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } });
         const f = Object.fromEntries(new URLSearchParams(body));
@@ -66,8 +99,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           amount_total: Number(f['line_items[0][price_data][unit_amount]']) * Number(f['line_items[0][quantity]']),
           currency: f['line_items[0][price_data][currency]'], payment_status: 'unpaid', status: 'open',
           client_reference_id: f.client_reference_id ?? null, customer_email: f.customer_email ?? null, metadata,
-          success_url: f.success_url, cancel_url: f.cancel_url,
+          // Stripe fills in {CHECKOUT_SESSION_ID} in the return addresses.
+          success_url: f.success_url.replaceAll('{CHECKOUT_SESSION_ID}', id), cancel_url: f.cancel_url.replaceAll('{CHECKOUT_SESSION_ID}', id),
           allowed_payment_method_types: Object.entries(f).filter(([k]) => k.startsWith('allowed_payment_method_types')).map(([, v]) => v),
+          payment_intent: null,
         };
         sessions.set(id, s);
         return json(200, s);
@@ -94,6 +129,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     sessions,
     created,
+    expired,
+    intents,
     event(sessionId, type, opts = {}) {
       const s = sessions.get(sessionId);
       const object = { ...(s ?? { id: sessionId, object: 'checkout.session' }), ...opts.session };

@@ -216,3 +216,72 @@ t.test('the webhook takes POST only; without a stripe section there are no payme
   const hook = await fetch(`${plain.url}/webhooks/stripe`, { method: 'POST', headers: { 'stripe-signature': 't=1,v1=x' }, body: '{}' });
   t.equal(hook.status, 404);
 });
+
+t.test('coming back from cancelling expires the Checkout Session at Stripe and shows the payment cancelled', async (t) => {
+  const { client, sessionId } = await startTopUp(25);
+  const cancelUrl = fake.sessions.get(sessionId)!.cancel_url;
+  t.equal(cancelUrl, `${gw.url}/dashboard/credits?payment=cancelled&session=${sessionId}`, 'the cancel address names the session (Stripe fills it in)');
+  const back = await client.get(cancelUrl.slice(gw.url.length));
+  t.same([back.status, back.location], [303, '/dashboard/credits?payment=cancelled'], 'then the page without the session: a reload does nothing more');
+  t.same(fake.expired, [sessionId], 'the gateway asked Stripe to expire it');
+  t.equal(fake.sessions.get(sessionId)!.status, 'expired');
+  t.equal((await gw.store.payments.byRef(sessionId))?.status, 'cancelled');
+  const page = await client.get(back.location!);
+  t.match(page.text, /The payment was cancelled\. Nothing was charged\./);
+  t.match(page.text, /data-testid="payment-status">Cancelled</);
+  t.notMatch(page.text, />Pending</, 'not pending for a day');
+  const expiry = await deliver(gw.url, fake.event(sessionId, 'checkout.session.expired'));
+  t.same([expiry.status, expiry.body.outcome], [200, 'already cancelled'], 'Stripe\'s expiry event afterwards changes nothing');
+
+  // Someone else's session in the address is not touched, nor is a paid one.
+  const other = await startTopUp(10);
+  const paid = await startTopUp(10);
+  await deliver(gw.url, fake.event(paid.sessionId, 'checkout.session.completed'));
+  await client.get(`/dashboard/credits?payment=cancelled&session=${other.sessionId}`);
+  await paid.client.get(`/dashboard/credits?payment=cancelled&session=${paid.sessionId}`);
+  t.same(fake.expired, [sessionId], 'no other expire call');
+  t.equal((await gw.store.payments.byRef(other.sessionId))?.status, 'pending');
+  t.equal((await gw.store.payments.byRef(paid.sessionId))?.status, 'confirmed');
+
+  // Should Stripe ever send the address without filling in the session: the account's newest pending payment.
+  const unfilled = await startTopUp(10);
+  await unfilled.client.get('/dashboard/credits?payment=cancelled&session={CHECKOUT_SESSION_ID}');
+  t.same(fake.expired, [sessionId, unfilled.sessionId], 'the newest pending session was expired');
+  t.equal((await gw.store.payments.byRef(unfilled.sessionId))?.status, 'cancelled');
+});
+
+t.test('a failed payment says why, in Stripe\'s words (the PaymentIntent\'s last error)', async (t) => {
+  const { client, sessionId } = await startTopUp(50, 'stablecoin');
+  fake.intents.set('pi_declined', { id: 'pi_declined', object: 'payment_intent', status: 'requires_payment_method', last_payment_error: { type: 'card_error', code: 'card_declined', message: 'Your card has insufficient funds.' } });
+  const r = await deliver(gw.url, fake.event(sessionId, 'checkout.session.async_payment_failed', { session: { payment_intent: 'pi_declined' } }));
+  t.same([r.status, r.body.outcome], [200, 'failed']);
+  const p = await gw.store.payments.byRef(sessionId);
+  t.same([p?.status, p?.failureReason], ['failed', 'Your card has insufficient funds.']);
+  const page = await client.get('/dashboard/credits');
+  t.match(page.text, /data-testid="payment-status">Failed<\/span>\s*<div class="sub" data-testid="failure-reason">Your card has insufficient funds\.</);
+
+  // Stripe gave no reason (or could not be asked): failed all the same, without one.
+  const quiet = await startTopUp(10);
+  const q = await deliver(gw.url, fake.event(quiet.sessionId, 'checkout.session.async_payment_failed', { session: { payment_intent: 'pi_unknown' } }));
+  t.same([q.status, q.body.outcome], [200, 'failed']);
+  t.equal((await gw.store.payments.byRef(quiet.sessionId))?.failureReason, null);
+  t.ok(logged.some((l) => l.msg === 'could not read why a Stripe payment failed'), 'the missing reason is logged');
+});
+
+t.test('each confirmed payment has a receipt (amount, method, date, reference); nobody else can see it', async (t) => {
+  const { client, sessionId } = await startTopUp(50);
+  const pending = (await gw.store.payments.byRef(sessionId))!;
+  t.equal((await client.get(`/dashboard/credits/receipts/${pending.id}`)).status, 404, 'no receipt before the payment is confirmed');
+  await deliver(gw.url, fake.event(sessionId, 'checkout.session.completed'));
+  const credits = await client.get('/dashboard/credits');
+  t.match(credits.text, new RegExp(`href="/dashboard/credits/receipts/${pending.id}">Receipt<`), 'the payment links to its receipt');
+  const receipt = await client.get(`/dashboard/credits/receipts/${pending.id}`);
+  t.equal(receipt.status, 200);
+  t.match(receipt.text, /data-testid="receipt-amount"><strong>\$50\.00</);
+  t.match(receipt.text, /data-testid="receipt-method">Card, through Stripe</);
+  t.match(receipt.text, /data-testid="receipt-date"><time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" data-local>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
+  t.match(receipt.text, new RegExp(`data-testid="receipt-ref">${sessionId}<`));
+  const stranger = await DashboardClient.signUp(gw.url, `stranger${++n}@example.com`);
+  t.equal((await stranger.get(`/dashboard/credits/receipts/${pending.id}`)).status, 404, 'another account gets no receipt');
+  t.equal((await client.get('/dashboard/credits/receipts/99999999')).status, 404);
+});

@@ -144,3 +144,72 @@ backends(t, 'history: filters by model, status and time, pages with a cursor, wr
   t.same(await store.history.daily(a.accountId, t0, t0 + 30 * DAY), days, 'the same once everything is written');
   t.same(await store.history.daily(a.accountId, t0 + DAY, t0 + 2 * DAY), [days[1]], 'only days in range');
 });
+
+backends(t, 'statement: grants, top-ups and adjustments one by one, charges summed per UTC day, adding up to the balance', async (t, backend) => {
+  let now = Date.UTC(2026, 10, 10, 9);
+  const { store, dbPath } = await freshStore(t, backend, { clock: () => now });
+  const a = await seedAccount(store, 0);
+  const other = await seedAccount(store, 50 * USD); // another account's movements stay out
+  await store.ledger.grant(a.accountId, 20 * USD, 'welcome credit');
+  await store.payments.create({ accountId: a.accountId, providerRef: 'cs_top', amountNano: 10 * USD, method: 'card' });
+  await store.payments.confirm('cs_top');
+  const charge = async (nano: number, keyId = a.keyId, accountId = a.accountId) => {
+    const r = await store.ledger.reserve({ accountId, keyId, amount: nano, monthlyLimitNano: null });
+    if (!r.ok) throw new Error('refused');
+    await store.ledger.settle(r.hold.id, nano);
+  };
+  await charge(1_234_567); // day 1: two charges
+  now += 3 * 3_600_000;
+  await charge(5_300_001);
+  await charge(9_999, other.keyId, other.accountId);
+  now += DAY; // day 2: one
+  await charge(250_000_000);
+  now += 2 * DAY; // day 4: one, after an adjustment an operator posted by hand
+  const db = await openSql(dbPath);
+  t.teardown(() => db.close());
+  // No command posts adjustments yet: one written as another process would, journal row and balance.
+  await db.exec(`INSERT INTO journal (account_id, kind, amount, note, created_at) VALUES (${a.accountId}, 'adjustment', -1000000000, 'refund of a double charge, reversed', ${now});
+    UPDATE balances SET balance = balance - 1000000000 WHERE account_id = ${a.accountId};`);
+  await store.sync();
+  await charge(7);
+  await store.flush();
+
+  const s = await store.ledger.statement(a.accountId);
+  const day1 = Date.UTC(2026, 10, 10);
+  t.same(s.charges, [
+    { day: day1 + 3 * DAY, count: 1, amountNano: -7 },
+    { day: day1 + DAY, count: 1, amountNano: -250_000_000 },
+    { day: day1, count: 2, amountNano: -6_534_568 },
+  ], 'charges per UTC day, newest first, this account only');
+  t.same(s.credits.map((e) => [e.kind, e.amountNano, e.note]), [
+    ['adjustment', -1 * USD, 'refund of a double charge, reversed'], ['topup', 10 * USD, 'payment cs_top'], ['grant', 20 * USD, 'welcome credit'],
+  ], 'every other entry, newest first');
+  const sum = [...s.credits, ...s.charges].reduce((x, e) => x + e.amountNano, 0);
+  t.equal(sum, (await store.ledger.balance(a.accountId)).balance, 'they sum to the balance exactly');
+  t.equal(sum, 30 * USD - 1 * USD - 6_534_568 - 250_000_000 - 7);
+  t.same(await store.ledger.statement(9_999_999), { credits: [], charges: [] }, 'an account without movements');
+});
+
+backends(t, 'payments: a failure keeps the provider\'s reason, a cancel ends only a pending payment, byId', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
+  const a = await seedAccount(store, 0);
+  const p = await store.payments.create({ accountId: a.accountId, providerRef: 'cs_declined', amountNano: 25 * USD, method: 'card' });
+  t.equal(p.failureReason, null);
+  const failed = await store.payments.fail('cs_declined', 'Your card was declined.');
+  t.same([failed?.status, failed?.failureReason], ['failed', 'Your card was declined.']);
+  t.equal((await store.payments.byId(p.id))?.failureReason, 'Your card was declined.', 'kept');
+  t.equal((await store.payments.cancel('cs_declined'))?.status, 'failed', 'a failed payment is not cancelled later');
+
+  await store.payments.create({ accountId: a.accountId, providerRef: 'cs_changed_mind', amountNano: 10 * USD, method: 'card' });
+  t.equal((await store.payments.cancel('cs_changed_mind'))?.status, 'cancelled');
+  t.equal((await store.payments.fail('cs_changed_mind'))?.status, 'cancelled', 'the session\'s later expiry event leaves it cancelled');
+  t.equal(await store.payments.confirm('cs_changed_mind').then((r) => r?.credited), true, 'Stripe\'s word that it was paid after all still credits it');
+  t.equal(await store.payments.cancel('cs_unknown'), null);
+
+  await store.payments.create({ accountId: a.accountId, providerRef: 'cs_paid', amountNano: 5 * USD, method: 'stablecoin' });
+  await store.payments.confirm('cs_paid');
+  t.equal((await store.payments.cancel('cs_paid'))?.status, 'confirmed', 'a confirmed payment is never cancelled');
+  const paid = await store.payments.byRef('cs_paid');
+  t.same(await store.payments.byId(paid!.id), paid);
+  t.equal(await store.payments.byId(987_654), null);
+});

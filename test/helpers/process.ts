@@ -1,5 +1,5 @@
 // `bin/gateway serve` in a child process, as an operator runs it.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { testConfigObject } from './gateway.js';
@@ -11,6 +11,12 @@ export function childEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   return env;
+}
+
+/** `bin/gateway ARGS` run to its end: exit code, stdout, stderr. */
+export function gateway(...args: string[]) {
+  const r = spawnSync(process.execPath, [gatewayBin, ...args], { encoding: 'utf8', env: childEnv(), timeout: 30_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
 /**
@@ -60,6 +66,8 @@ export async function serveProcess(configFile: string, opts: { expectDemoKey?: b
     key: /(sk-service-[A-Za-z0-9]+)/.exec(out)?.[1] ?? null,
     logLine,
     logSize: () => err.length,
+    /** What it printed on stdout so far. */
+    output: () => out,
     /** Peak and current resident memory of the gateway process, in bytes (Linux /proc). */
     memory() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');

@@ -4,7 +4,8 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, reloadConfig, shutdown } from '../../lib/cli.js';
+import { readCommandLine, reloadConfig, shutdown } from '../../lib/cli.js';
+import { nearest } from '../../lib/commands/flags.js';
 import type { GatewayConfig } from '../../lib/config-types.js';
 import type { Logger } from '../../lib/log.js';
 
@@ -57,10 +58,22 @@ t.test('shutdown: exit code 0 when closed, 1 (and a log line) when closing faile
   t.notOk(failed.lines.some((l) => l.msg === 'stopped'));
 });
 
-t.test('parseArgs: --json and --help take no value, wherever they stand', async (t) => {
-  t.same(parseArgs(['--config', 'F', '--json', 'accounts', 'create', '--email', 'a@example.com']), {
-    config: 'F', json: true, _0: 'accounts', _1: 'create', email: 'a@example.com',
+t.test('readCommandLine: global flags before or after the words; --json and --help take no value', async (t) => {
+  t.match(readCommandLine(['--config', 'F', '--json', 'accounts', 'create', '--email', 'a@example.com']), {
+    kind: 'run', command: { name: 'accounts create' }, args: { config: 'F', json: true, email: 'a@example.com' },
   });
-  t.same(parseArgs(['--help', 'keys']), { help: true, _0: 'keys' });
-  t.same(parseArgs(['keys', 'list', '--account', 'a@example.com', '--json']), { _0: 'keys', _1: 'list', account: 'a@example.com', json: true });
+  t.match(readCommandLine(['--help', 'keys']), { kind: 'help', text: /^usage: gateway keys SUBCOMMAND/ });
+  t.match(readCommandLine(['keys', 'list', '--account', 'a@example.com', '--json']), { kind: 'run', args: { account: 'a@example.com', json: true } });
+  t.match(readCommandLine(['keys', 'list', '--account=a@example.com']), { kind: 'run', args: { account: 'a@example.com' } });
+  t.match(readCommandLine(['keys', 'list', '--account', 'a', '--account', 'b']), { kind: 'usage', message: '--account is given twice' });
+  t.match(readCommandLine(['keys', 'list', '--account', 'a', '--json=yes']), { kind: 'usage', message: '--json takes no value' });
+  t.match(readCommandLine(['keys', 'list', '-account', 'a']), { kind: 'usage', message: 'unknown flag -account (did you mean --account?)' });
+});
+
+t.test('nearest: a typo or a prefix, not anything at all', async (t) => {
+  const flags = ['account', 'name', 'models', 'monthly-limit', 'rpm', 'tpm'];
+  t.equal(nearest('acount', flags), 'account');
+  t.equal(nearest('monthly', flags), 'monthly-limit');
+  t.equal(nearest('rmp', flags), 'rpm');
+  t.equal(nearest('zzzzzz', flags), undefined);
 });

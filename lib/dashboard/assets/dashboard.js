@@ -38,3 +38,10 @@ for (const form of document.querySelectorAll('form[data-routing]')) {
   form.addEventListener('input', update);
   form.addEventListener('change', update);
 }
+
+// Dates are shown in UTC; each <time data-local> also offers the browser's local time, on hover and
+// for screen readers (title), without changing the UTC figure the rest of the page uses.
+const localFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+for (const el of document.querySelectorAll('time[data-local]')) {
+  el.title = `Your time: ${localFormat.format(new Date(el.dateTime))}`;
+}

@@ -1,4 +1,5 @@
 // Sign up, log in, log out.
+import { PASSWORD_MAX_LENGTH as MAX_PASSWORD, PASSWORD_MIN_LENGTH as MIN_PASSWORD, passwordProblem } from '../../store/password.js';
 import { StoreError } from '../../store/types.js';
 import type { PageContext } from '../context.js';
 import { clientAddress, redirect, sendHtml } from '../http.js';
@@ -8,8 +9,6 @@ import { formPage, keptFields, stashKept } from '../kept-form.js';
 import { action, publicAction, publicPage, safeNext, type Route } from '../router.js';
 import { endSession, startSession } from '../session.js';
 
-const MIN_PASSWORD = 8;
-const MAX_PASSWORD = 1024;
 const HOUR_MS = 3_600_000;
 
 const SESSION_ENDED: Notice = {
@@ -120,7 +119,7 @@ export const authRoutes: Route[] = [
     const address = clientAddress(ctx.req, ctx.config.dashboard.trust_proxy);
     const again = (text: string, status = 400) => signupForm(ctx, status, { email, notice: { kind: 'error', text } });
     if (mustWait(ctx, { address }, (n) => signupForm(ctx, 429, { email, notice: n }))) return;
-    if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
+    if (passwordProblem(password)) {
       return again(`Choose a password of at least ${MIN_PASSWORD} characters.`);
     }
     // Each sign-up counts against the address: account creation (and its password hashing) is not free.

@@ -1,18 +1,21 @@
-// Credits: balance, top-up by card or stablecoin (Stripe Checkout), payment history. The balance
-// changes when Stripe confirms a payment (webhook), not when the payer comes back to this page.
+// Credits: balance, top-up by card or stablecoin (Stripe Checkout), every movement of the balance
+// (lib/dashboard/ledger.ts), payments with a receipt each. The balance changes when Stripe confirms
+// a payment (webhook), not when the payer comes back to this page; coming back from cancelling
+// expires the checkout, so a cancelled payment says so at once instead of staying pending.
 import type { Payment, PaymentMethod } from '../../store/types.js';
 import type { AccountContext } from '../context.js';
-import { dateMinute, money, usd } from '../format.js';
+import { money, usd, when } from '../format.js';
+import { balanceLedger, ledgerSection } from '../ledger.js';
 import { redirect, sendHtml, siteOrigin } from '../http.js';
 import { html, type Html } from '../html.js';
 import { appPage, csrfField, type Notice } from '../layout.js';
 import { action, page, type Route } from '../router.js';
-import { paymentMethods, startCheckout, topUpAmounts } from '../stripe.js';
-import { errorPage } from './errors.js';
+import { cancelCheckout, paymentMethods, startCheckout, topUpAmounts } from '../stripe.js';
+import { errorPage, notFoundPage } from './errors.js';
 
 const METHOD_LABEL: Record<PaymentMethod, string> = { card: 'Card', stablecoin: 'Stablecoin' };
 const STATUS_BADGE: Record<Payment['status'], [string, string]> = {
-  pending: ['badge-warning', 'Pending'], confirmed: ['badge-success', 'Confirmed'], failed: ['badge-error', 'Failed'],
+  pending: ['badge-warning', 'Pending'], confirmed: ['badge-success', 'Confirmed'], failed: ['badge-error', 'Failed'], cancelled: ['badge-muted', 'Cancelled'],
 };
 
 const RETURN_NOTICES: Record<string, Notice> = {
@@ -42,9 +45,21 @@ function topUpForm(ctx: AccountContext): Html {
   </form>`;
 }
 
+function paymentRow(p: Payment): Html {
+  const ref = html`<code class="ref" title="${p.providerRef}">${p.providerRef}</code>`;
+  return html`<tr data-payment="${p.providerRef}">
+    <td data-label="Date">${when(p.createdAt)}</td><td data-label="Amount" class="num">${usd(p.amountNano)}</td><td data-label="Method">${METHOD_LABEL[p.method]}</td>
+    <td data-label="Status"><span class="badge ${STATUS_BADGE[p.status][0]}" data-testid="payment-status">${STATUS_BADGE[p.status][1]}</span>
+      ${p.status === 'failed' && p.failureReason !== null && html`<div class="sub" data-testid="failure-reason">${p.failureReason}</div>`}
+      ${p.status === 'cancelled' && html`<div class="sub">Nothing was charged</div>`}</td>
+    <td data-label="Reference">${p.status === 'confirmed' ? html`<a href="/dashboard/credits/receipts/${p.id}">Receipt</a><div class="sub">${ref}</div>` : ref}</td></tr>`;
+}
+
 async function creditsPage(ctx: AccountContext, opts: { status?: number; notice?: Notice } = {}): Promise<void> {
   const { store } = ctx.deps;
-  const [bal, payments] = await Promise.all([store.ledger.balance(ctx.account.id), store.payments.list(ctx.account.id, { limit: 50 })]);
+  // One reading of the balance for the figures and the ledger, so they agree.
+  const [ledger, payments] = await Promise.all([balanceLedger(store, ctx.account.id), store.payments.list(ctx.account.id, { limit: 50 })]);
+  const bal = ledger.summary;
   sendHtml(ctx.res, opts.status ?? 200, appPage(ctx, {
     section: 'credits',
     title: 'Credits',
@@ -57,15 +72,48 @@ async function creditsPage(ctx: AccountContext, opts: { status?: number; notice?
       <div class="stat"><div class="stat-label">Available</div><div class="stat-value" data-testid="available">${money(bal.available)}</div></div>
     </section>
     <section class="card"><h2>Top up</h2>${topUpForm(ctx)}</section>
+    ${ledgerSection(ledger, payments)}
     <section class="card">
-      <h2>Payment history</h2>
-      ${payments.length === 0 ? html`<p class="muted">No payments yet.</p>` : html`<div class="table-wrap"><table class="payments">
-        <thead><tr><th>Date (UTC)</th><th class="num">Amount</th><th>Method</th><th>Status</th><th>Reference</th></tr></thead>
-        <tbody>${payments.map((p) => html`<tr data-payment="${p.providerRef}">
-          <td class="nowrap">${dateMinute(p.createdAt)}</td><td class="num">${usd(p.amountNano)}</td><td>${METHOD_LABEL[p.method]}</td>
-          <td><span class="badge ${STATUS_BADGE[p.status][0]}" data-testid="payment-status">${STATUS_BADGE[p.status][1]}</span></td>
-          <td><code class="ref" title="${p.providerRef}">${p.providerRef}</code></td></tr>`)}</tbody>
+      <h2>Payments</h2>
+      ${payments.length === 0 ? html`<p class="muted">No payments yet.</p>` : html`<div class="table-wrap"><table class="payments stacked">
+        <thead><tr><th>Date</th><th class="num">Amount</th><th>Method</th><th>Status</th><th>Reference</th></tr></thead>
+        <tbody>${payments.map(paymentRow)}</tbody>
       </table></div>`}
+    </section>`,
+  }));
+}
+
+/** Stripe sent the payer back from cancelling: expire that checkout, then show the page without the session in its address (a reload does nothing more). */
+async function creditsReturn(ctx: AccountContext): Promise<void> {
+  const cfg = ctx.config.stripe;
+  if (ctx.url.searchParams.get('payment') !== 'cancelled' || !cfg || !ctx.url.searchParams.has('session')) return creditsPage(ctx);
+  try {
+    await cancelCheckout(cfg, ctx.deps.store, ctx.account.id, ctx.url.searchParams.get('session'));
+  } catch (err) {
+    // Stripe refused or could not be reached: the session expires by itself within a day.
+    ctx.deps.log('warn', 'could not expire a cancelled Stripe checkout', { account: ctx.account.id, err });
+  }
+  redirect(ctx.res, '/dashboard/credits?payment=cancelled');
+}
+
+async function receiptPage(ctx: AccountContext): Promise<void> {
+  const payment = await ctx.deps.store.payments.byId(Number(ctx.params[0]));
+  // Another account's payment, or one not confirmed, has no receipt: the same answer as none at all.
+  if (!payment || payment.accountId !== ctx.account.id || payment.status !== 'confirmed') return notFoundPage(ctx, 'There is no such receipt.');
+  sendHtml(ctx.res, 200, appPage(ctx, {
+    section: 'credits',
+    title: 'Receipt',
+    lead: html`Credit added to the balance of ${ctx.account.email}.`,
+    actions: html`<a class="button" href="/dashboard/credits">Back to Credits</a>`,
+    body: html`<section class="card receipt">
+      <dl class="pairs">
+        <dt>Amount</dt><dd class="num" data-testid="receipt-amount"><strong>${usd(payment.amountNano)}</strong></dd>
+        <dt>Method</dt><dd data-testid="receipt-method">${METHOD_LABEL[payment.method]}, through Stripe</dd>
+        <dt>Paid</dt><dd data-testid="receipt-date">${when(payment.updatedAt)}</dd>
+        <dt>Started</dt><dd>${when(payment.createdAt)}</dd>
+        <dt>Reference</dt><dd><code data-testid="receipt-ref">${payment.providerRef}</code><div class="hint">Stripe's id for this payment; quote it in any question about it.</div></dd>
+        <dt>Receipt number</dt><dd>${payment.id}</dd>
+      </dl>
     </section>`,
   }));
 }
@@ -91,6 +139,7 @@ async function checkout(ctx: AccountContext): Promise<void> {
 }
 
 export const creditRoutes: Route[] = [
-  page('/dashboard/credits', (ctx) => creditsPage(ctx)),
+  page('/dashboard/credits', creditsReturn),
+  page('/dashboard/credits/receipts/(\\d+)', receiptPage),
   action('/dashboard/credits/checkout', checkout),
 ];

@@ -32,7 +32,8 @@ async function modelsPage(ctx: AccountContext): Promise<void> {
       <div class="table-wrap"><table class="offers">
         <thead><tr><th>Offer</th><th class="num">Input</th><th class="num">Output</th><th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Max output</th><th>Supports</th></tr></thead>
         <tbody>${u.offers.map(({ offer: o, withinCap }) => html`<tr class="${withinCap ? '' : 'dim'}">
-          <td class="nowrap">${o.listing}${withinCap ? '' : html` <span class="badge badge-muted">Above price cap</span>`}</td>
+          <td class="nowrap" data-testid="offer-name">${o.provider.display_name ?? o.listing}${withinCap ? '' : html` <span class="badge badge-muted">Above price cap</span>`}
+            ${o.provider.display_name !== undefined && html`<div class="sub"><code>${o.listing}</code></div>`}</td>
           <td class="num">${perMillion(o.prices.input)}</td><td class="num">${perMillion(o.prices.output)}</td>
           <td class="num">${perMillion(o.prices.cacheRead)}</td><td class="num">${perMillion(o.prices.cacheWrite)}</td>
           <td class="num">${count(o.maxOutputTokens)}</td>

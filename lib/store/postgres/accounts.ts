@@ -45,4 +45,15 @@ export class PgAccounts implements Accounts {
   async checkPassword(email: string, password: string): Promise<Account | null> {
     return checkAccountPassword(await this.row(email), password);
   }
+
+  async setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }> {
+    const hash = await hashPassword(password);
+    const sessionsEnded = await this.db.transaction(async (tx) => {
+      const updated = await tx.query('UPDATE accounts SET password_hash = $1 WHERE id = $2 RETURNING id', [hash, accountId]);
+      if (updated.length === 0) throw new StoreError('not_found', `no account with id ${accountId}`);
+      return (await tx.query('DELETE FROM dashboard_sessions WHERE account_id = $1 RETURNING 1', [accountId])).length;
+    }, { durable: true });
+    this.changes.bump();
+    return { sessionsEnded };
+  }
 }

@@ -34,7 +34,7 @@ export const COPIED_TABLES: CopiedTable[] = [
   { name: 'routing_settings', key: 'account_id', columns: ['account_id', 'allow_models', 'deny_models', 'price_cap_input', 'price_cap_output'] },
   {
     name: 'payments', key: 'id', identity: 'id', sum: 'amount',
-    columns: ['id', 'account_id', 'provider_ref', 'amount', 'method', 'status', 'created_at', 'updated_at'],
+    columns: ['id', 'account_id', 'provider_ref', 'amount', 'method', 'status', 'failure_reason', 'created_at', 'updated_at'],
   },
   {
     // A hold still open in the file belonged to a gateway process that is gone (the copy holds the

@@ -10,10 +10,11 @@
 import type { Logger } from '../../log.js';
 import { FailureRun } from '../../log-run.js';
 import type {
-  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult, ReserveRefusal,
+  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult, Statement, ReserveRefusal,
 } from '../types.js';
 import { StoreError } from '../types.js';
-import { toLedgerEntry, type CreditDraft, type JournalRow } from '../rows.js';
+import { DAY_MS } from '../queued-history.js';
+import { toDailyCharges, toLedgerEntry, type CreditDraft, type DailyChargeRow, type JournalRow } from '../rows.js';
 import type { MonthClock } from '../month.js';
 import type { BatchPart, WriteBatcher } from '../write-batcher.js';
 import type { HoldEnd, PgBatch } from './batch.js';
@@ -237,6 +238,15 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
 
   async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
     return (await this.db.query<JournalRow>('SELECT * FROM journal WHERE account_id = $1 ORDER BY id DESC LIMIT $2', [accountId, opts.limit ?? 20])).map(toLedgerEntry);
+  }
+
+  async statement(accountId: number): Promise<Statement> {
+    const [credits, charges] = await Promise.all([
+      this.db.query<JournalRow>(`SELECT * FROM journal WHERE account_id = $1 AND kind <> 'charge' ORDER BY id DESC`, [accountId]),
+      this.db.query<DailyChargeRow>(`SELECT created_at / ${DAY_MS} AS day, COUNT(*)::BIGINT AS count, SUM(amount)::BIGINT AS amount FROM journal
+        WHERE account_id = $1 AND kind = 'charge' GROUP BY day ORDER BY day DESC`, [accountId]),
+    ]);
+    return { credits: credits.map(toLedgerEntry), charges: charges.map(toDailyCharges) };
   }
 
   // --- batch part ---

@@ -19,7 +19,7 @@ export class PgPayments implements Payments {
     try {
       const r = await this.db.one<{ id: number }>(`INSERT INTO payments (account_id, provider_ref, amount, method, status, created_at, updated_at)
         VALUES ($1, $2, $3, $4, 'pending', $5, $5) RETURNING id`, [accountId, providerRef, amountNano, method, now]);
-      return { id: r!.id, accountId, providerRef, amountNano, method, status: 'pending', createdAt: now, updatedAt: now };
+      return { id: r!.id, accountId, providerRef, amountNano, method, status: 'pending', failureReason: null, createdAt: now, updatedAt: now };
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === UNIQUE_VIOLATION) throw new StoreError('conflict', `payment ${providerRef} exists`);
@@ -30,6 +30,11 @@ export class PgPayments implements Payments {
 
   async byRef(providerRef: string): Promise<Payment | null> {
     const r = await this.db.one<PaymentRow>('SELECT * FROM payments WHERE provider_ref = $1', [providerRef]);
+    return r ? toPayment(r) : null;
+  }
+
+  async byId(id: number): Promise<Payment | null> {
+    const r = await this.db.one<PaymentRow>('SELECT * FROM payments WHERE id = $1', [id]);
     return r ? toPayment(r) : null;
   }
 
@@ -52,9 +57,15 @@ export class PgPayments implements Payments {
     return seen.payment ? { payment: seen.payment, credited: entry !== null } : null;
   }
 
-  async fail(providerRef: string): Promise<Payment | null> {
+  async fail(providerRef: string, reason: string | null = null): Promise<Payment | null> {
     // Only a pending payment can fail: a late or out-of-order failure never undoes a confirmation.
-    await this.db.query(`UPDATE payments SET status = 'failed', updated_at = $1 WHERE provider_ref = $2 AND status = 'pending'`, [this.months.now(), providerRef]);
+    await this.db.query(`UPDATE payments SET status = 'failed', failure_reason = $1, updated_at = $2 WHERE provider_ref = $3 AND status = 'pending'`,
+      [reason, this.months.now(), providerRef]);
+    return this.byRef(providerRef);
+  }
+
+  async cancel(providerRef: string): Promise<Payment | null> {
+    await this.db.query(`UPDATE payments SET status = 'cancelled', updated_at = $1 WHERE provider_ref = $2 AND status = 'pending'`, [this.months.now(), providerRef]);
     return this.byRef(providerRef);
   }
 }

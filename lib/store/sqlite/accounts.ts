@@ -17,7 +17,15 @@ export class SqliteAccounts implements Accounts {
       byId: db.prepare('SELECT * FROM accounts WHERE id = ?'),
       count: db.prepare('SELECT COUNT(*) FROM accounts').pluck(),
     };
+    const setHash = db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?');
+    const endSessions = db.prepare('DELETE FROM dashboard_sessions WHERE account_id = ?');
+    this.replacePassword = db.transaction((id: number, hash: string) => {
+      if (setHash.run(hash, id).changes === 0) throw new StoreError('not_found', `no account with id ${id}`);
+      return endSessions.run(id).changes;
+    });
   }
+
+  private readonly replacePassword: (id: number, hash: string) => number;
 
   async create(input: { email: string; password?: string }): Promise<Account> {
     const email = normalEmail(input.email);
@@ -51,5 +59,11 @@ export class SqliteAccounts implements Accounts {
 
   async checkPassword(email: string, password: string): Promise<Account | null> {
     return checkAccountPassword(this.stmt.byEmail.get(email.trim()) as AccountRow | undefined, password);
+  }
+
+  async setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }> {
+    const sessionsEnded = this.replacePassword(accountId, await hashPassword(password));
+    this.changes.bump();
+    return { sessionsEnded };
   }
 }

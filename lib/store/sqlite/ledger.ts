@@ -6,10 +6,11 @@
 // thread's batches are foreign commits too: their charges, counted when queued, are told apart by
 // their hold id, which starts with this store's prefix).
 import type {
-  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult,
+  BalanceSummary, Hold, Ledger, LedgerEntry, ReserveRequest, ReserveResult, Statement,
 } from '../types.js';
 import { StoreError } from '../types.js';
-import { toLedgerEntry, type CreditDraft, type JournalRow } from '../rows.js';
+import { DAY_MS } from '../queued-history.js';
+import { toDailyCharges, toLedgerEntry, type CreditDraft, type DailyChargeRow, type JournalRow } from '../rows.js';
 import { processRuns } from '../process.js';
 import type { BatchPart, WriteBatcher } from '../write-batcher.js';
 import type { Batch } from './batch.js';
@@ -94,6 +95,9 @@ export class SqliteLedger implements Ledger, BatchPart<Batch> {
       addBalance: db.prepare(`INSERT INTO balances (account_id, balance) VALUES (?, ?)
         ON CONFLICT (account_id) DO UPDATE SET balance = balance + excluded.balance`),
       entries: db.prepare('SELECT * FROM journal WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
+      credits: db.prepare(`SELECT * FROM journal WHERE account_id = ? AND kind <> 'charge' ORDER BY id DESC`),
+      chargesByDay: db.prepare(`SELECT created_at / ${DAY_MS} AS day, COUNT(*) AS count, SUM(amount) AS amount FROM journal
+        WHERE account_id = ? AND kind = 'charge' GROUP BY day ORDER BY day DESC`),
       accountExists: db.prepare('SELECT 1 FROM accounts WHERE id = ?').pluck(),
       // Through the index of open holds (requests in flight): few rows.
       heldByOthers: db.prepare(`SELECT COALESCE(SUM(amount), 0) FROM holds
@@ -309,6 +313,13 @@ export class SqliteLedger implements Ledger, BatchPart<Batch> {
 
   async entries(accountId: number, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
     return (this.stmt.entries.all(accountId, opts.limit ?? 20) as JournalRow[]).map(toLedgerEntry);
+  }
+
+  async statement(accountId: number): Promise<Statement> {
+    return {
+      credits: (this.stmt.credits.all(accountId) as JournalRow[]).map(toLedgerEntry),
+      charges: (this.stmt.chargesByDay.all(accountId) as DailyChargeRow[]).map(toDailyCharges),
+    };
   }
 
   // --- batch part ---

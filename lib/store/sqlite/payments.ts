@@ -16,10 +16,12 @@ export class SqlitePayments implements Payments {
       insert: db.prepare(`INSERT INTO payments (account_id, provider_ref, amount, method, status, created_at, updated_at)
         VALUES (?, ?, ?, ?, 'pending', ?, ?)`),
       byRef: db.prepare('SELECT * FROM payments WHERE provider_ref = ?'),
+      byId: db.prepare('SELECT * FROM payments WHERE id = ?'),
       list: db.prepare('SELECT * FROM payments WHERE account_id = ? ORDER BY id DESC LIMIT ?'),
       confirm: db.prepare(`UPDATE payments SET status = 'confirmed', updated_at = ? WHERE id = ?`),
       // Only a pending payment can fail: a late or out-of-order failure never undoes a confirmation.
-      fail: db.prepare(`UPDATE payments SET status = 'failed', updated_at = ? WHERE provider_ref = ? AND status = 'pending'`),
+      fail: db.prepare(`UPDATE payments SET status = 'failed', failure_reason = ?, updated_at = ? WHERE provider_ref = ? AND status = 'pending'`),
+      cancel: db.prepare(`UPDATE payments SET status = 'cancelled', updated_at = ? WHERE provider_ref = ? AND status = 'pending'`),
     };
   }
 
@@ -29,7 +31,7 @@ export class SqlitePayments implements Payments {
     const now = this.months.now();
     try {
       const r = this.stmt.insert.run(accountId, providerRef, amountNano, method, now, now);
-      return { id: Number(r.lastInsertRowid), accountId, providerRef, amountNano, method, status: 'pending', createdAt: now, updatedAt: now };
+      return { id: Number(r.lastInsertRowid), accountId, providerRef, amountNano, method, status: 'pending', failureReason: null, createdAt: now, updatedAt: now };
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'SQLITE_CONSTRAINT_UNIQUE') throw new StoreError('conflict', `payment ${providerRef} exists`);
@@ -40,6 +42,11 @@ export class SqlitePayments implements Payments {
 
   async byRef(providerRef: string): Promise<Payment | null> {
     const r = this.stmt.byRef.get(providerRef) as PaymentRow | undefined;
+    return r ? toPayment(r) : null;
+  }
+
+  async byId(id: number): Promise<Payment | null> {
+    const r = this.stmt.byId.get(id) as PaymentRow | undefined;
     return r ? toPayment(r) : null;
   }
 
@@ -62,8 +69,13 @@ export class SqlitePayments implements Payments {
     return seen.payment ? { payment: seen.payment, credited: entry !== null } : null;
   }
 
-  async fail(providerRef: string): Promise<Payment | null> {
-    this.stmt.fail.run(this.months.now(), providerRef);
+  async fail(providerRef: string, reason: string | null = null): Promise<Payment | null> {
+    this.stmt.fail.run(reason, this.months.now(), providerRef);
+    return this.byRef(providerRef);
+  }
+
+  async cancel(providerRef: string): Promise<Payment | null> {
+    this.stmt.cancel.run(this.months.now(), providerRef);
     return this.byRef(providerRef);
   }
 }
