@@ -2,7 +2,7 @@
 // requests (the Requests page filtered to that model or key and the period).
 import type { HistoryTotals } from '../../store/types.js';
 import type { AccountContext } from '../context.js';
-import { count, DAY_MS, isoDay, usd } from '../format.js';
+import { count, DAY_MS, isoDay, money } from '../format.js';
 import { html, type Html } from '../html.js';
 
 /** Lines shown per table; the rest are summed in one "other" line. */
@@ -22,8 +22,8 @@ function table(caption: string, what: string, lines: Line[], testid: string): Ht
       <thead><tr><th>${what}</th><th class="num">Requests</th><th class="num">Spend</th></tr></thead>
       <tbody>${shown.map((l) => html`<tr>
         <td><div class="wrap-value">${l.href ? html`<a href="${l.href}">${l.label}</a>` : l.label}</div></td>
-        <td class="num">${count(l.requests)}</td><td class="num">${usd(l.costNano)}</td></tr>`)}
-      ${other && html`<tr><td class="muted">${count(rest.length)} more</td><td class="num">${count(other.requests)}</td><td class="num">${usd(other.costNano)}</td></tr>`}</tbody>
+        <td class="num">${count(l.requests)}</td><td class="num">${money(l.costNano)}</td></tr>`)}
+      ${other && html`<tr><td class="muted">${count(rest.length)} more</td><td class="num">${count(other.requests)}</td><td class="num">${money(other.costNano)}</td></tr>`}</tbody>
     </table></div>`}
   </div>`;
 }

@@ -5,7 +5,8 @@
 import type { AttemptOutcome, Route as ApiRoute } from '../../context.js';
 import type { HistoryQuery, HistoryRow, HistoryStatus } from '../../store/types.js';
 import type { AccountContext } from '../context.js';
-import { count, dateTime, DAY_MS, isoDay, milliseconds, timeOfDay, usd } from '../format.js';
+import { formatUsd } from '../../store/money.js';
+import { count, dateTime, DAY_MS, isoDay, milliseconds, money, timeOfDay, usd } from '../format.js';
 import { csv } from '../csv.js';
 import { fieldMessage, invalidAttrs } from '../field-error.js';
 import { sendDownload, sendHtml } from '../http.js';
@@ -120,7 +121,7 @@ async function requestsPage(ctx: AccountContext): Promise<void> {
     <section class="stats totals" aria-label="${f.filtered ? 'Totals of these filters' : 'Totals'}" data-testid="totals">
       <div class="stat"><div class="stat-label">Requests</div><div class="stat-value" data-testid="total-requests">${count(totals.requests)}</div></div>
       <div class="stat"><div class="stat-label">Tokens in / out</div><div class="stat-value" data-testid="total-tokens">${count(totals.inputTokens)} / ${count(totals.outputTokens)}</div></div>
-      <div class="stat"><div class="stat-label">Spend</div><div class="stat-value" data-testid="total-spend">${usd(totals.costNano)}</div></div>
+      <div class="stat"><div class="stat-label">Spend</div><div class="stat-value" data-testid="total-spend">${money(totals.costNano)}</div></div>
       <div class="stat"><div class="stat-label">Export</div><div class="stat-sub"><a href="/dashboard/requests.csv?${base.toString()}" download data-testid="csv">Download CSV</a>
         of ${f.filtered ? 'these' : 'all'} requests (the newest ${count(CSV_MAX_ROWS)} rows at most)</div></div>
     </section>
@@ -159,7 +160,7 @@ async function requestsCsv(ctx: AccountContext): Promise<void> {
       'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'latency_ms', 'error'],
     ...rows.map((r) => [
       new Date(r.time).toISOString(), r.requestId, names.get(r.keyId) ?? `#${r.keyId}`, ROUTE_LABEL[r.route], r.model, r.listing, r.status,
-      r.httpStatus, r.usage.input, r.usage.output, r.usage.cacheRead, r.usage.cacheWrite, usd(r.costNano).replace('$', ''),
+      r.httpStatus, r.usage.input, r.usage.output, r.usage.cacheRead, r.usage.cacheWrite, formatUsd(r.costNano).replace('$', ''), // exact, ungrouped
       Math.round(r.latencyMs), r.error,
     ]),
   ]);
