@@ -55,6 +55,15 @@ export function sendText(res: ServerResponse, status: number, contentType: strin
   res.end(body);
 }
 
+/** A file to save (`filename` of letters, digits, dots, dashes), not to show. */
+export function sendDownload(res: ServerResponse, contentType: string, filename: string, body: string): void {
+  res.writeHead(200, {
+    ...SECURITY_HEADERS, 'content-type': contentType, 'content-length': Buffer.byteLength(body),
+    'content-disposition': `attachment; filename="${filename}"`,
+  });
+  res.end(body);
+}
+
 /** Dashboard forms are small; a larger body is refused unread. */
 const FORM_LIMIT = 64 * 1024;
 

@@ -12,7 +12,7 @@ import { AttemptLimiter } from './rate-limit.js';
 import type { Route } from './router.js';
 import { crossSite, identify, validCsrf } from './session.js';
 import { stripeWebhook } from './stripe.js';
-import { authRoutes } from './pages/auth.js';
+import { authRoutes, sessionEnded } from './pages/auth.js';
 import { creditRoutes } from './pages/credits.js';
 import { errorPage, notFoundPage } from './pages/errors.js';
 import { keyRoutes } from './pages/keys.js';
@@ -82,6 +82,8 @@ export function dashboardPages(deps: DashboardDeps): PageHandler {
       }
       const form = await readForm(ctx.req);
       if (!form) return errorPage(ctx, 415, 'Not a form', 'Only form posts are accepted here.');
+      // The session ended (its token is no longer this visitor's): log in again, what was typed kept.
+      if (route.signedIn && !ctx.visitor.account) return sessionEnded(ctx, form);
       if (!validCsrf(ctx.visitor, form.get('csrf'))) {
         return errorPage(ctx, 403, 'Form expired', 'This form has expired or was not sent from this site. Go back, reload the page and try again.');
       }

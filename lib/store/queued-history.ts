@@ -5,7 +5,7 @@
 // twice. Rows older than the retention are deleted in the background, a bounded number per batch.
 // A backend supplies the reads of stored rows and how queued rows go into its batch.
 import { andThen, type MaybePromise } from '../maybe-promise.js';
-import type { DailyUsage, History, HistoryQuery, HistoryRow } from './types.js';
+import type { DailyUsage, History, HistoryQuery, HistoryRow, HistoryTotals } from './types.js';
 import { notRecordedMessage, RefusalCounts, type RefusalCount } from './refusal-counts.js';
 import { QueuedRows, type BatchPart, type WriteBatcher } from './write-batcher.js';
 
@@ -81,6 +81,15 @@ export function historyConditions(q: HistoryQuery, placeholder: () => string): {
   };
   if (q.model !== undefined) where((p) => `model = ${p()}`, [q.model], (h) => h.model === q.model);
   if (q.status !== undefined) where((p) => `status = ${p()}`, [q.status], (h) => h.status === q.status);
+  if (q.keyId !== undefined) where((p) => `key_id = ${p()}`, [q.keyId], (h) => h.keyId === q.keyId);
+  if (q.route !== undefined) where((p) => `route = ${p()}`, [q.route], (h) => h.route === q.route);
+  if (q.idPrefix !== undefined) {
+    // A range both databases answer from the request id's index (ids are letters and digits, which
+    // sort alike in every collation), then the exact prefix.
+    const prefix = q.idPrefix;
+    where((p) => `request_id >= ${p()} AND request_id <= ${p()} AND substr(request_id, 1, ${p()}) = ${p()}`,
+      [prefix, prefix + 'Z'.repeat(Math.max(1, ID_LENGTH - prefix.length)), prefix.length, prefix], (h) => h.requestId.startsWith(prefix));
+  }
   if (q.from !== undefined) where((p) => `time >= ${p()}`, [q.from], (h) => h.time >= q.from!);
   if (q.to !== undefined) where((p) => `time < ${p()}`, [q.to], (h) => h.time < q.to!);
   const after = q.after;
@@ -88,12 +97,36 @@ export function historyConditions(q: HistoryQuery, placeholder: () => string): {
     where((p) => `(time < ${p()} OR (time = ${p()} AND request_id < ${p()}))`, [after.time, after.time, after.requestId],
       (h) => newestFirst(h, after) > 0);
   }
+  const before = q.before;
+  if (before) {
+    where((p) => `(time > ${p()} OR (time = ${p()} AND request_id > ${p()}))`, [before.time, before.time, before.requestId],
+      (h) => newestFirst(h, before) < 0);
+  }
   return { sql: sql.map((c) => ` AND ${c}`).join(''), params, test: (h) => tests.every((t) => t(h)) };
 }
+
+/** A request id's length: `req_` and a ULID. */
+const ID_LENGTH = 30;
+
+/** The SQL order of a page: newest first, or oldest first when paging back (`before`). */
+export const pageOrder = (q: HistoryQuery): string => (q.before ? 'time ASC, request_id ASC' : 'time DESC, request_id DESC');
+
+/** The sums of a totals query, as both databases name them (`grp`: the group's value, when grouped). */
+export interface TotalsDbRow { grp?: string | number | null; rows: number; requests: number; input: number; output: number; cost: number }
+
+/** The column a totalsBy groups by. */
+export const GROUP_COLUMN = { model: 'model', keyId: 'key_id' } as const;
+
+/** The select list of a totals query (BIGINT: PostgreSQL's sums would otherwise be NUMERIC). */
+export const TOTALS_SQL = `COUNT(*) AS rows, CAST(SUM(CASE WHEN not_recorded > 0 THEN not_recorded ELSE 1 END) AS BIGINT) AS requests,
+  CAST(SUM(input_tokens + cache_read_tokens + cache_write_tokens) AS BIGINT) AS input, CAST(SUM(output_tokens) AS BIGINT) AS output,
+  CAST(SUM(cost) AS BIGINT) AS cost`;
 
 /** List order: newest arrival first, then the larger request id. */
 const newestFirst = (a: Pick<HistoryRow, 'time' | 'requestId'>, b: Pick<HistoryRow, 'time' | 'requestId'>) =>
   b.time - a.time || (a.requestId < b.requestId ? 1 : a.requestId > b.requestId ? -1 : 0);
+
+const emptyTotals = (): HistoryTotals => ({ rows: 0, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0 });
 
 /** Requests a row stands for: a summary row stands for the refusals it counts. */
 const requestsOf = (h: HistoryRow) => h.notRecorded ?? 1;
@@ -116,6 +149,8 @@ export abstract class QueuedHistory<B> implements History, BatchPart<B> {
   protected abstract storedPage(accountId: number, q: HistoryQuery, limit: number): MaybePromise<HistoryRow[]>;
   /** Written requests and cost per UTC day (day = time / DAY_MS), leaving out the rows `leaveOut` names. */
   protected abstract storedDaily(accountId: number, from: number, to: number, leaveOut: string[]): MaybePromise<{ day: number; requests: number; cost: number }[]>;
+  /** Sums over the written rows of the account matching `q`, leaving out the rows `leaveOut` names; one row, or one per group. */
+  protected abstract storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[], by?: keyof typeof GROUP_COLUMN): MaybePromise<TotalsDbRow[]>;
   /** The arrival time of the oldest written row (about the first written), or undefined. */
   protected abstract oldestStored(): MaybePromise<number | undefined>;
   /** Put these rows, summary counts and prune cutoff into the batch. */
@@ -186,7 +221,41 @@ export abstract class QueuedHistory<B> implements History, BatchPart<B> {
     const queuedIds = new Set(unconfirmed.map((r) => r.requestId));
     // Enough stored rows to fill the page even if some are copies of unconfirmed ones.
     const stored = (await this.storedPage(accountId, opts, limit + queuedIds.size)).filter((r) => !queuedIds.has(r.requestId));
-    return [...queued, ...stored].sort(newestFirst).slice(0, limit);
+    if (!opts.before) return [...queued, ...stored].sort(newestFirst).slice(0, limit);
+    // Paging back: the rows nearest the cursor, that is the oldest of the newer ones.
+    return [...queued, ...stored].sort((a, b) => newestFirst(b, a)).slice(0, limit).reverse();
+  }
+
+  async totals(accountId: number, opts: HistoryQuery = {}): Promise<HistoryTotals> {
+    return (await this.summed(accountId, opts)).get(undefined) ?? emptyTotals();
+  }
+
+  async totalsBy<K extends 'model' | 'keyId'>(accountId: number, by: K, opts: HistoryQuery = {}): Promise<(HistoryTotals & { group: HistoryRow[K] })[]> {
+    const groups = await this.summed(accountId, opts, by);
+    return [...groups].map(([group, t]) => ({ group: group as HistoryRow[K], ...t })).sort((a, b) => b.costNano - a.costNano || b.rows - a.rows);
+  }
+
+  /** Stored sums and the unconfirmed rows' added up, by group (undefined when not grouped). */
+  private async summed(accountId: number, opts: HistoryQuery, by?: keyof typeof GROUP_COLUMN): Promise<Map<unknown, HistoryTotals>> {
+    const test = historyConditions(opts, () => '?').test;
+    const unconfirmed = this.unconfirmed();
+    const out = new Map<unknown, HistoryTotals>();
+    for (const s of await this.storedTotals(accountId, opts, unconfirmed.map((h) => h.requestId), by)) {
+      if (!s.rows) continue; // no rows: SQL's one row of nulls
+      out.set(by ? s.grp : undefined, { rows: s.rows, requests: s.requests, inputTokens: s.input, outputTokens: s.output, costNano: s.cost });
+    }
+    for (const h of unconfirmed) {
+      if (h.accountId !== accountId || !test(h)) continue;
+      const group = by ? h[by] : undefined;
+      const t = out.get(group) ?? emptyTotals();
+      t.rows += 1;
+      t.requests += requestsOf(h);
+      t.inputTokens += h.usage.input + h.usage.cacheRead + h.usage.cacheWrite;
+      t.outputTokens += h.usage.output;
+      t.costNano += h.costNano;
+      out.set(group, t);
+    }
+    return out;
   }
 
   async daily(accountId: number, from: number, to: number): Promise<DailyUsage[]> {

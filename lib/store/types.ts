@@ -295,12 +295,36 @@ export interface HistoryQuery {
   limit?: number;
   model?: string;
   status?: HistoryStatus;
+  keyId?: number;
+  route?: Route;
+  /**
+   * Request ids that start with this (exactly, case and all: a caller normalises what a person
+   * typed). Searched by range on the request id's own index, so its cost follows the matches.
+   */
+  idPrefix?: string;
   /** Arrival at or after this time. */
   from?: number;
   /** Arrival before this time. */
   to?: number;
   /** Paging: rows that come after this one in the list (older, or as old with a smaller id). */
   after?: { time: number; requestId: string };
+  /**
+   * Paging back: rows that come before this one in the list (newer). list() then returns the
+   * `limit` rows nearest to it, still newest first.
+   */
+  before?: { time: number; requestId: string };
+}
+
+/** Sums over the rows a query matches (its limit left aside). */
+export interface HistoryTotals {
+  /** Rows listed (a summary of refusals is one row). */
+  rows: number;
+  /** Requests they stand for (a summary row stands for the refusals it counts). */
+  requests: number;
+  /** Input tokens, cache reads and writes included. */
+  inputTokens: number;
+  outputTokens: number;
+  costNano: number;
 }
 
 /** One UTC day of an account's requests. */
@@ -325,6 +349,10 @@ export interface History {
   get(requestId: string): Promise<HistoryRow | null>;
   /** Newest first (by arrival time, then request id). */
   list(accountId: number, opts?: HistoryQuery): Promise<HistoryRow[]>;
+  /** Sums over every row of the account that `opts` matches (limit left aside). */
+  totals(accountId: number, opts?: HistoryQuery): Promise<HistoryTotals>;
+  /** The same sums per model or per key (rows without a model under null), largest spend first. */
+  totalsBy<K extends 'model' | 'keyId'>(accountId: number, by: K, opts?: HistoryQuery): Promise<(HistoryTotals & { group: HistoryRow[K] })[]>;
   /** Requests and their cost per UTC day, for arrivals in [from, to); days without requests are left out. */
   daily(accountId: number, from: number, to: number): Promise<DailyUsage[]>;
 }

@@ -149,7 +149,10 @@ t.test('anonymous visitors are sent to the login page; logging out ends the sess
     t.same([r.status, r.location], [303, `/dashboard/login?next=${encodeURIComponent(path)}`], path);
   }
   await anon.get('/dashboard/login');
-  t.equal((await anon.post('/dashboard/keys', { name: 'x' })).status, 303, 'a post without a session goes to the login page');
+  const post = await anon.post('/dashboard/keys', { name: 'x' });
+  t.equal(post.status, 401, 'a post without a session gets the login page, acting on nothing');
+  t.match(post.text, /Your session has ended/);
+  t.match(post.text, /name="kept" value="name=x"/, 'its fields kept (not the token) for after the login');
 
   const email = fresh();
   const user = await DashboardClient.signUp(gw.url, email, 'the password 1');

@@ -5,18 +5,24 @@ import type { PageContext } from '../context.js';
 import { clientAddress, redirect, sendHtml } from '../http.js';
 import { html } from '../html.js';
 import { authPage, csrfField, type Notice } from '../layout.js';
+import { formPage, keptFields, stashKept } from '../kept-form.js';
 import { action, publicAction, publicPage, safeNext, type Route } from '../router.js';
 import { endSession, startSession } from '../session.js';
 
 const HOUR_MS = 3_600_000;
+
+const SESSION_ENDED: Notice = {
+  kind: 'warning', text: 'Your session has ended, so that was not saved. Log in again to get back to the page, with what you entered kept.',
+};
 
 const NOTICES: Record<string, Notice> = {
   'logged-out': { kind: 'info', text: 'You have logged out.' },
   'signed-out': { kind: 'info', text: 'Please log in to continue.' },
 };
 
-function loginForm(ctx: PageContext, status: number, opts: { email?: string; notice?: Notice } = {}): void {
-  const next = safeNext(ctx.url.searchParams.get('next') ?? ctx.form.get('next'));
+function loginForm(ctx: PageContext, status: number, opts: { email?: string; notice?: Notice; next?: string; kept?: string } = {}): void {
+  const next = opts.next ?? safeNext(ctx.url.searchParams.get('next') ?? ctx.form.get('next'));
+  const kept = opts.kept ?? keptFields(new URLSearchParams(ctx.form.get('kept') ?? ''));
   const open = ctx.config.dashboard.signup === 'open';
   sendHtml(ctx.res, status, authPage({
     title: 'Log in',
@@ -24,6 +30,7 @@ function loginForm(ctx: PageContext, status: number, opts: { email?: string; not
     body: html`<form method="post" action="/dashboard/login" class="stack">
       ${csrfField(ctx)}
       <input type="hidden" name="next" value="${next}">
+      ${kept && html`<input type="hidden" name="kept" value="${kept}">`}
       <label>Email <input type="email" name="email" value="${opts.email ?? ''}" autocomplete="username" required autofocus></label>
       <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
       <button type="submit" class="button primary wide">Log in</button>
@@ -68,6 +75,11 @@ function mustWait(ctx: PageContext, names: { address: string; login?: string }, 
   return true;
 }
 
+/** A form posted after its session ended: the login page, which keeps the form's fields (see kept-form.ts). */
+export function sessionEnded(ctx: PageContext, form: URLSearchParams): void {
+  loginForm(ctx, 401, { notice: SESSION_ENDED, next: formPage(ctx), kept: keptFields(form) });
+}
+
 export const authRoutes: Route[] = [
   publicPage('/dashboard/login', async (ctx) => {
     if (ctx.visitor.account) return redirect(ctx.res, '/dashboard');
@@ -89,7 +101,10 @@ export const authRoutes: Route[] = [
     ctx.limiters.login.reset(login);
     ctx.limiters.address.forgive(address);
     await startSession(ctx.res, ctx.deps.store, account.id, ctx.config.dashboard.session_ttl_hours * HOUR_MS, ctx.secure);
-    redirect(ctx.res, safeNext(ctx.form.get('next')));
+    const next = safeNext(ctx.form.get('next'));
+    const kept = keptFields(new URLSearchParams(ctx.form.get('kept') ?? ''));
+    if (kept) stashKept(ctx, next, kept);
+    redirect(ctx.res, next);
   }),
 
   publicPage('/dashboard/signup', async (ctx) => {

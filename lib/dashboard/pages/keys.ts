@@ -9,6 +9,8 @@ import { dateMinute, money } from '../format.js';
 import { redirect, sendHtml } from '../http.js';
 import { html, type Html } from '../html.js';
 import { appPage, csrfField, type Notice } from '../layout.js';
+import { fieldMessage, invalidAttrs, notSaved, type FieldError } from '../field-error.js';
+import { KEPT_NOTICE, takeKept } from '../kept-form.js';
 import { holdSecret, takeSecret } from '../reveal.js';
 import { action, page, type Route } from '../router.js';
 import { modelUsability } from '../usable.js';
@@ -43,7 +45,7 @@ function rateField(text: string): number | null | undefined {
 
 const sameName = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
-async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: Notice; draft?: Draft; created?: { key: ApiKeyRecord; secret: string | null } } = {}): Promise<void> {
+async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: Notice; draft?: Draft; error?: FieldError; created?: { key: ApiKeyRecord; secret: string | null } } = {}): Promise<void> {
   const { store } = ctx.deps;
   const all = (await store.keys.list(ctx.account.id)).sort((a, b) => b.id - a.id);
   const showRevoked = ctx.url.searchParams.get('revoked') === 'show';
@@ -84,7 +86,7 @@ async function keysPage(ctx: AccountContext, opts: { status?: number; notice?: N
       <h2>Create new key</h2>
       <form method="post" action="/dashboard/keys" class="form-grid">
         ${csrfField(ctx)}
-        ${keyFields(opts.draft ?? emptyDraft, defaults, await modelChoices(ctx))}
+        ${keyFields(opts.draft ?? emptyDraft, defaults, await modelChoices(ctx), opts.error)}
         <div class="span-2"><button type="submit" class="button primary">Create key</button></div>
       </form>
     </section>`,
@@ -97,13 +99,15 @@ async function modelChoices(ctx: AccountContext): Promise<{ model: ModelConfig; 
   return modelUsability(ctx.account.id, routing, ctx.config.models, ctx.deps.offers()).map((u) => ({ model: u.model, reason: u.reason }));
 }
 
-function keyFields(draft: Draft, defaults: RateLimitsConfig, models: { model: ModelConfig; reason: string | null }[]): Html {
-  return html`<label>Name <input name="name" value="${draft.name}" maxlength="${MAX_NAME}" required placeholder="e.g. production backend"></label>
-    <label>Monthly limit, USD <input name="monthly_limit" value="${draft.limit}" inputmode="decimal" placeholder="no limit">
+function keyFields(draft: Draft, defaults: RateLimitsConfig, models: { model: ModelConfig; reason: string | null }[], error?: FieldError): Html {
+  const bad = (field: string) => invalidAttrs(error, field);
+  const why = (field: string) => fieldMessage(error, field);
+  return html`<label>Name <input name="name" value="${draft.name}" maxlength="${MAX_NAME}" required placeholder="e.g. production backend"${bad('name')}>${why('name')}</label>
+    <label>Monthly limit, USD <input name="monthly_limit" value="${draft.limit}" inputmode="decimal" placeholder="no limit"${bad('monthly_limit')}>${why('monthly_limit')}
       <span class="hint">Requests are refused once this key would spend more than this in a calendar month (UTC).</span></label>
-    <label>Requests per minute <input name="rpm" value="${draft.rpm}" inputmode="numeric" pattern="[0-9]*" placeholder="default: ${defaults.requests_per_minute}">
+    <label>Requests per minute <input name="rpm" value="${draft.rpm}" inputmode="numeric" pattern="[0-9]*" placeholder="default: ${defaults.requests_per_minute}"${bad('rpm')}>${why('rpm')}
       <span class="hint">Leave empty for the gateway's default.</span></label>
-    <label>Tokens per minute <input name="tpm" value="${draft.tpm}" inputmode="numeric" pattern="[0-9]*" placeholder="default: ${defaults.tokens_per_minute}">
+    <label>Tokens per minute <input name="tpm" value="${draft.tpm}" inputmode="numeric" pattern="[0-9]*" placeholder="default: ${defaults.tokens_per_minute}"${bad('tpm')}>${why('tpm')}
       <span class="hint">Input plus output budget of the requests in any minute.</span></label>
     <fieldset class="span-2"><legend>Allowed models</legend>
       <p class="hint">Leave all unticked to allow every model your routing settings allow.</p>
@@ -158,45 +162,53 @@ function keyRow(k: ApiKeyRecord, spent: number, held: number, defaults: RateLimi
   </tr>`;
 }
 
-function readDraft(ctx: AccountContext): Draft {
+function readDraft(ctx: AccountContext, form = ctx.form): Draft {
   const known = new Set(ctx.config.models.map((m) => m.id));
   return {
-    name: (ctx.form.get('name') ?? '').trim(),
-    models: ctx.form.getAll('models').filter((m) => known.has(m)),
-    limit: (ctx.form.get('monthly_limit') ?? '').trim().replace(/^\$/, '').replace(/,/g, ''),
-    rpm: (ctx.form.get('rpm') ?? '').trim().replace(/,/g, ''),
-    tpm: (ctx.form.get('tpm') ?? '').trim().replace(/,/g, ''),
+    name: (form.get('name') ?? '').trim(),
+    models: form.getAll('models').filter((m) => known.has(m)),
+    limit: (form.get('monthly_limit') ?? '').trim().replace(/^\$/, '').replace(/,/g, ''),
+    rpm: (form.get('rpm') ?? '').trim().replace(/,/g, ''),
+    tpm: (form.get('tpm') ?? '').trim().replace(/,/g, ''),
   };
 }
 
 /** The form's values for the store, or why they cannot be used; `self` is the key being edited. */
-async function checkDraft(ctx: AccountContext, d: Draft, self: ApiKeyRecord | null): Promise<Required<KeyPatch> | string> {
-  if (!d.name) return 'Give the key a name.';
-  if (d.name.length > MAX_NAME) return `Keep the name under ${MAX_NAME} characters.`;
+async function checkDraft(ctx: AccountContext, d: Draft, self: ApiKeyRecord | null): Promise<Required<KeyPatch> | FieldError> {
+  const name = (text: string) => ({ field: 'name', text });
+  if (!d.name) return name('Give the key a name.');
+  if (d.name.length > MAX_NAME) return name(`Keep the name under ${MAX_NAME} characters.`);
   const others = (await ctx.deps.store.keys.list(ctx.account.id)).filter((k) => k.revokedAt === null && k.id !== self?.id);
-  if (others.some((k) => sameName(k.name, d.name))) return `You already have an active key named “${d.name}”. Give this one another name, so the two can be told apart.`;
+  if (others.some((k) => sameName(k.name, d.name))) return name(`You already have an active key named “${d.name}”. Give this one another name, so the two can be told apart.`);
   let limit: number | null = null;
   if (d.limit) {
+    const field = 'monthly_limit';
     try {
       limit = parseUsd(d.limit);
     } catch {
-      return 'The monthly limit must be an amount in USD, such as 20 or 12.50.';
+      return { field, text: 'The monthly limit must be an amount in USD, such as 20 or 12.50.' };
     }
-    if (limit === 0) return 'A monthly limit of $0 would refuse every request. Leave it empty for no limit, or revoke the key to stop it.';
+    if (limit === 0) return { field, text: 'A monthly limit of $0 would refuse every request. Leave it empty for no limit, or revoke the key to stop it.' };
   }
   const rpm = rateField(d.rpm), tpm = rateField(d.tpm);
-  if (rpm === undefined) return 'Requests per minute must be a whole number of at least 1, or empty for the default.';
-  if (tpm === undefined) return 'Tokens per minute must be a whole number of at least 1, or empty for the default.';
+  if (rpm === undefined) return { field: 'rpm', text: 'Requests per minute must be a whole number of at least 1, or empty for the default.' };
+  if (tpm === undefined) return { field: 'tpm', text: 'Tokens per minute must be a whole number of at least 1, or empty for the default.' };
   return { name: d.name, allowedModels: d.models.length > 0 ? d.models : null, monthlyLimitNano: limit, rpm, tpm };
 }
 
 async function createKey(ctx: AccountContext): Promise<void> {
   const draft = readDraft(ctx);
   const checked = await checkDraft(ctx, draft, null);
-  if (typeof checked === 'string') return keysPage(ctx, { status: 400, draft, notice: { kind: 'error', text: checked } });
+  if ('field' in checked) return keysPage(ctx, { status: 400, draft, error: checked, notice: notSaved('The key was not created.') });
   const { key, secret } = await ctx.deps.store.keys.create({ accountId: ctx.account.id, ...checked });
   holdSecret(ctx, key.id, secret);
   redirect(ctx.res, `/dashboard/keys/${key.id}/created`);
+}
+
+/** What the owner typed before their session ended, to fill the form in again (see kept-form.ts). */
+function keptDraft(ctx: AccountContext): { draft?: Draft; notice?: Notice } {
+  const kept = takeKept(ctx);
+  return kept ? { draft: readDraft(ctx, kept), notice: KEPT_NOTICE } : {};
 }
 
 /** The account's own key named in the path, or null (someone else's key is "not found" too). */
@@ -205,7 +217,7 @@ async function ownKey(ctx: AccountContext): Promise<ApiKeyRecord | null> {
   return key && key.accountId === ctx.account.id ? key : null;
 }
 
-async function editPage(ctx: AccountContext, key: ApiKeyRecord, opts: { status?: number; notice?: Notice; draft?: Draft } = {}): Promise<void> {
+async function editPage(ctx: AccountContext, key: ApiKeyRecord, opts: { status?: number; notice?: Notice; draft?: Draft; error?: FieldError } = {}): Promise<void> {
   sendHtml(ctx.res, opts.status ?? 200, appPage(ctx, {
     section: 'keys',
     title: 'Edit key',
@@ -214,7 +226,7 @@ async function editPage(ctx: AccountContext, key: ApiKeyRecord, opts: { status?:
     body: html`<section class="card">
       <form method="post" action="/dashboard/keys/${key.id}/edit" class="form-grid">
         ${csrfField(ctx)}
-        ${keyFields(opts.draft ?? draftOf(key), ctx.config.rate_limits, await modelChoices(ctx))}
+        ${keyFields(opts.draft ?? draftOf(key), ctx.config.rate_limits, await modelChoices(ctx), opts.error)}
         <p class="hint span-2">${HOLD_SENTENCE}</p>
         <div class="span-2 row"><button type="submit" class="button primary">Save changes</button> <a class="button" href="/dashboard/keys">Cancel</a></div>
       </form>
@@ -223,7 +235,7 @@ async function editPage(ctx: AccountContext, key: ApiKeyRecord, opts: { status?:
 }
 
 export const keyRoutes: Route[] = [
-  page('/dashboard/keys', (ctx) => keysPage(ctx)),
+  page('/dashboard/keys', (ctx) => keysPage(ctx, keptDraft(ctx))),
   action('/dashboard/keys', createKey),
 
   page('/dashboard/keys/(\\d+)/created', async (ctx) => {
@@ -236,7 +248,7 @@ export const keyRoutes: Route[] = [
     const key = await ownKey(ctx);
     if (!key) return notFoundPage(ctx, 'No such key.');
     if (key.revokedAt !== null) return redirect(ctx.res, '/dashboard/keys?revoked=show');
-    await editPage(ctx, key);
+    await editPage(ctx, key, keptDraft(ctx));
   }),
 
   action('/dashboard/keys/(\\d+)/edit', async (ctx) => {
@@ -244,7 +256,7 @@ export const keyRoutes: Route[] = [
     if (!key) return notFoundPage(ctx, 'No such key.');
     const draft = readDraft(ctx);
     const checked = await checkDraft(ctx, draft, key);
-    if (typeof checked === 'string') return editPage(ctx, key, { status: 400, draft, notice: { kind: 'error', text: checked } });
+    if ('field' in checked) return editPage(ctx, key, { status: 400, draft, error: checked, notice: notSaved('The key was not changed.') });
     if (!(await ctx.deps.store.keys.update(key.id, checked))) {
       return editPage(ctx, key, { status: 409, draft, notice: { kind: 'error', text: 'This key was revoked meanwhile, so it cannot be changed.' } });
     }

@@ -6,6 +6,7 @@ import { sendHtml, siteOrigin } from '../http.js';
 import { html } from '../html.js';
 import { appPage, type Notice } from '../layout.js';
 import { page, type Route } from '../router.js';
+import { spendBreakdown } from './overview-spend.js';
 
 const DAYS = 30;
 
@@ -70,6 +71,7 @@ async function overview(ctx: AccountContext): Promise<void> {
         ${barChart({ label: `Requests per day over the last ${DAYS} days`, bars: requestBars, axis: (v) => (Number.isInteger(v) ? count(v) : ''), dayLabel: shortDay, emptyText: 'No requests yet' })}</div>
     </section>
     <p class="muted small">Days are UTC. Hover over a day for its figures.</p>
+    ${await spendBreakdown(ctx, from, today + DAY_MS)}
     <section class="card">
       <h2>Connect</h2>
       <dl class="pairs">

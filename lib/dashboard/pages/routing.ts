@@ -9,6 +9,8 @@ import type { AccountContext } from '../context.js';
 import { perMillion } from '../format.js';
 import { redirect, sendHtml } from '../http.js';
 import { html, type Html } from '../html.js';
+import { fieldMessage, invalidAttrs, notSaved, type FieldError } from '../field-error.js';
+import { KEPT_NOTICE, takeKept } from '../kept-form.js';
 import { appPage, csrfField, type Notice } from '../layout.js';
 import { action, page, type Route } from '../router.js';
 import { modelUsability, type ModelUsability } from '../usable.js';
@@ -35,7 +37,7 @@ function countText(usable: number, total: number): string {
 
 const NONE_USABLE = 'No model is usable under these settings: every request of every key would be refused.';
 
-async function routingPage(ctx: AccountContext, opts: { status?: number; notice?: Notice; draft?: Draft; confirmNone?: boolean } = {}): Promise<void> {
+async function routingPage(ctx: AccountContext, opts: { status?: number; notice?: Notice; draft?: Draft; error?: FieldError; confirmNone?: boolean } = {}): Promise<void> {
   const settings = await ctx.deps.store.routing.get(ctx.account.id);
   const models = ctx.config.models;
   const d: Draft = opts.draft ?? {
@@ -73,8 +75,8 @@ async function routingPage(ctx: AccountContext, opts: { status?: number; notice?
       <fieldset><legend>Price cap</legend>
         <p class="hint">Offers priced above the cap are not used. Leave empty for no cap.</p>
         <div class="form-grid">
-          <label>Input, USD per million tokens <input name="price_cap_input" value="${d.capInput}" inputmode="decimal" placeholder="no cap"></label>
-          <label>Output, USD per million tokens <input name="price_cap_output" value="${d.capOutput}" inputmode="decimal" placeholder="no cap"></label>
+          <label>Input, USD per million tokens <input name="price_cap_input" value="${d.capInput}" inputmode="decimal" placeholder="no cap"${invalidAttrs(opts.error, 'price_cap_input')}>${fieldMessage(opts.error, 'price_cap_input')}</label>
+          <label>Output, USD per million tokens <input name="price_cap_output" value="${d.capOutput}" inputmode="decimal" placeholder="no cap"${invalidAttrs(opts.error, 'price_cap_output')}>${fieldMessage(opts.error, 'price_cap_output')}</label>
         </div>
       </fieldset>
       ${opts.confirmNone
@@ -104,25 +106,33 @@ function modelRow(u: ModelUsability, allowed: boolean): Html {
   </tr>`;
 }
 
+function readDraft(ctx: AccountContext, form: URLSearchParams): Draft {
+  const ticked = new Set(form.getAll('allow'));
+  return {
+    allowNew: form.get('allow_mode') !== 'list', allowed: ctx.config.models.map((m) => m.id).filter((id) => ticked.has(id)),
+    capInput: (form.get('price_cap_input') ?? '').trim().replace(/^\$/, ''),
+    capOutput: (form.get('price_cap_output') ?? '').trim().replace(/^\$/, ''),
+  };
+}
+
 async function saveRouting(ctx: AccountContext): Promise<void> {
   const ids = ctx.config.models.map((m) => m.id);
   const ticked = new Set(ctx.form.getAll('allow'));
-  const d: Draft = {
-    allowNew: ctx.form.get('allow_mode') !== 'list', allowed: ids.filter((id) => ticked.has(id)),
-    capInput: (ctx.form.get('price_cap_input') ?? '').trim().replace(/^\$/, ''),
-    capOutput: (ctx.form.get('price_cap_output') ?? '').trim().replace(/^\$/, ''),
-  };
-  const cap = (text: string) => (text === '' ? null : parseUsdPerMillion(text));
-  let settings: RoutingSettings;
-  try {
-    // One list is stored: the unticked models denied (new models allowed), or the ticked ones allowed.
-    settings = {
-      allow: d.allowNew ? null : d.allowed, deny: d.allowNew ? ids.filter((id) => !ticked.has(id)) : [],
-      priceCapInput: cap(d.capInput), priceCapOutput: cap(d.capOutput),
-    };
-  } catch {
-    return routingPage(ctx, { status: 400, draft: d, notice: { kind: 'error', text: 'A price cap is an amount in USD per million tokens with at most 3 decimals, such as 3 or 0.25.' } });
+  const d = readDraft(ctx, ctx.form);
+  const caps: Record<string, number | null> = {};
+  for (const [field, text] of [['price_cap_input', d.capInput], ['price_cap_output', d.capOutput]]) {
+    try {
+      caps[field] = text === '' ? null : parseUsdPerMillion(text);
+    } catch {
+      const error = { field, text: 'A price cap is an amount in USD per million tokens with at most 3 decimals, such as 3 or 0.25.' };
+      return routingPage(ctx, { status: 400, draft: d, error, notice: notSaved('The settings were not saved.') });
+    }
   }
+  // One list is stored: the unticked models denied (new models allowed), or the ticked ones allowed.
+  const settings: RoutingSettings = {
+    allow: d.allowNew ? null : d.allowed, deny: d.allowNew ? ids.filter((id) => !ticked.has(id)) : [],
+    priceCapInput: caps.price_cap_input, priceCapOutput: caps.price_cap_output,
+  };
   const usable = usableCount(modelUsability(ctx.account.id, settings, ctx.config.models, ctx.deps.offers()));
   if (usable === 0 && ctx.form.get('confirm') !== 'none-usable') {
     return routingPage(ctx, { status: 409, draft: d, confirmNone: true, notice: { kind: 'warning', text: `Not saved yet: ${NONE_USABLE.charAt(0).toLowerCase()}${NONE_USABLE.slice(1)} Change the settings, or confirm below the form.` } });
@@ -132,6 +142,9 @@ async function saveRouting(ctx: AccountContext): Promise<void> {
 }
 
 export const routingRoutes: Route[] = [
-  page('/dashboard/routing', (ctx) => routingPage(ctx)),
+  page('/dashboard/routing', (ctx) => {
+    const kept = takeKept(ctx); // typed before the session ended (see kept-form.ts)
+    return routingPage(ctx, kept ? { draft: readDraft(ctx, kept), notice: KEPT_NOTICE } : {});
+  }),
   action('/dashboard/routing', saveRouting),
 ];

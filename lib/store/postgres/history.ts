@@ -1,7 +1,7 @@
 // The PostgreSQL store's request history (see ../queued-history.ts): reads of the written rows, and
 // the batch's rows. Every node writes its own requests' rows; reads see every node's.
 import type { HistoryQuery, HistoryRow } from '../types.js';
-import { DAY_MS, historyConditions, historyFromRow, QueuedHistory, type HistoryDbRow } from '../queued-history.js';
+import { DAY_MS, GROUP_COLUMN, historyConditions, historyFromRow, pageOrder, QueuedHistory, TOTALS_SQL, type HistoryDbRow, type TotalsDbRow } from '../queued-history.js';
 import type { RefusalCount } from '../refusal-counts.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { PgBatch } from './batch.js';
@@ -21,8 +21,16 @@ export class PgHistory extends QueuedHistory<PgBatch> {
     let n = 1;
     const where = historyConditions(q, () => `$${++n}`);
     const rows = await this.db.query<HistoryDbRow>(`SELECT * FROM request_history WHERE account_id = $1${where.sql}
-      ORDER BY time DESC, request_id DESC LIMIT $${++n}`, [accountId, ...where.params, limit]);
+      ORDER BY ${pageOrder(q)} LIMIT $${++n}`, [accountId, ...where.params, limit]);
     return rows.map(historyFromRow);
+  }
+
+  protected storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[], by?: keyof typeof GROUP_COLUMN): Promise<TotalsDbRow[]> {
+    let n = 1;
+    const where = historyConditions(q, () => `$${++n}`);
+    const group = by ? GROUP_COLUMN[by] : undefined;
+    return this.db.query<TotalsDbRow>(`SELECT ${group ? `${group} AS grp, ` : ''}${TOTALS_SQL} FROM request_history WHERE account_id = $1${where.sql}
+      AND NOT (request_id = ANY($${++n}::text[]))${group ? ` GROUP BY ${group}` : ''}`, [accountId, ...where.params, leaveOut]);
   }
 
   protected storedDaily(accountId: number, from: number, to: number, leaveOut: string[]) {

@@ -2,7 +2,7 @@
 // rows. Pruning deletes the first rows by rowid (about insertion order), so it never scans the table.
 import type { Statement } from 'better-sqlite3';
 import type { HistoryQuery, HistoryRow } from '../types.js';
-import { DAY_MS, historyConditions, historyFromRow, historyValues, QueuedHistory, type HistoryDbRow } from '../queued-history.js';
+import { DAY_MS, GROUP_COLUMN, historyConditions, historyFromRow, historyValues, pageOrder, QueuedHistory, TOTALS_SQL, type HistoryDbRow, type TotalsDbRow } from '../queued-history.js';
 import type { RefusalCount } from '../refusal-counts.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { Batch } from './batch.js';
@@ -10,7 +10,7 @@ import type { Db } from './open.js';
 
 export class SqliteHistory extends QueuedHistory<Batch> {
   private readonly stmt;
-  /** list() statements by their conditions (a handful of shapes). */
+  /** list() and totals() statements by their conditions (a handful of shapes). */
   private readonly listBy = new Map<string, Statement>();
 
   constructor(private readonly db: Db, batcher: WriteBatcher<Batch>) {
@@ -28,14 +28,35 @@ export class SqliteHistory extends QueuedHistory<Batch> {
     return r ? historyFromRow(r) : null;
   }
 
+  private prepared(sql: string): Statement {
+    let stmt = this.listBy.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.listBy.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * The account's rows: by the (account, time) index, or for an id search by the request id's
+   * (`+account_id` keeps SQLite, which has no statistics, from preferring the account's index).
+   */
+  private accountIs(q: HistoryQuery): string {
+    return q.idPrefix === undefined ? 'account_id = ?' : '+account_id = ?';
+  }
+
   protected storedPage(accountId: number, q: HistoryQuery, limit: number): HistoryRow[] {
     const where = historyConditions(q, () => '?');
-    let select = this.listBy.get(where.sql);
-    if (!select) {
-      select = this.db.prepare(`SELECT * FROM request_history WHERE account_id = ?${where.sql} ORDER BY time DESC, request_id DESC LIMIT ?`);
-      this.listBy.set(where.sql, select);
-    }
+    const select = this.prepared(`SELECT * FROM request_history WHERE ${this.accountIs(q)}${where.sql} ORDER BY ${pageOrder(q)} LIMIT ?`);
     return (select.all(accountId, ...where.params, limit) as HistoryDbRow[]).map(historyFromRow);
+  }
+
+  protected storedTotals(accountId: number, q: HistoryQuery, leaveOut: string[], by?: keyof typeof GROUP_COLUMN): TotalsDbRow[] {
+    const where = historyConditions(q, () => '?');
+    const group = by ? GROUP_COLUMN[by] : undefined;
+    const select = this.prepared(`SELECT ${group ? `${group} AS grp, ` : ''}${TOTALS_SQL} FROM request_history WHERE ${this.accountIs(q)}${where.sql}
+      AND request_id NOT IN (SELECT value FROM json_each(?))${group ? ` GROUP BY ${group}` : ''}`);
+    return select.all(accountId, ...where.params, JSON.stringify(leaveOut)) as TotalsDbRow[];
   }
 
   protected storedDaily(accountId: number, from: number, to: number, leaveOut: string[]) {
