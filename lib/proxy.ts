@@ -127,13 +127,15 @@ export class HttpProxyTransport implements Transport {
 
   constructor(private readonly maxSockets: number) {}
 
+  /** By provider and address: a reload that moves a provider gets a server for the new one. */
   private proxyFor(p: Provider): ProxyServer {
-    const known = this.proxies.get(p.id);
+    const key = `${p.id} ${p.url.href}`;
+    const known = this.proxies.get(key);
     if (known) return known.proxy;
     const opts = { keepAlive: true, maxSockets: this.maxSockets, scheduling: 'lifo' as const };
     const agent = p.url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
     const proxy = providerProxy(p.url, agent);
-    this.proxies.set(p.id, { proxy, agent });
+    this.proxies.set(key, { proxy, agent });
     return proxy;
   }
 
