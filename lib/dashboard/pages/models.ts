@@ -29,7 +29,7 @@ async function modelsPage(ctx: AccountContext): Promise<void> {
         <div><dt>Max output</dt><dd>${count(u.model.max_output_tokens)} tokens</dd></div>
         <div><dt>Offers</dt><dd>${u.offers.length}</dd></div>
       </dl>
-      <div class="table-wrap"><table class="offers">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Offers of ${u.model.id}"><table class="offers">
         <thead><tr><th>Offer</th><th class="num">Input</th><th class="num">Output</th><th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Max output</th><th>Supports</th></tr></thead>
         <tbody>${u.offers.map(({ offer: o, withinCap }) => html`<tr class="${withinCap ? '' : 'dim'}">
           <td class="nowrap" data-testid="offer-name">${o.provider.display_name ?? o.listing}${withinCap ? '' : html` <span class="badge badge-muted">Above price cap</span>`}
