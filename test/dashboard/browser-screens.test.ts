@@ -44,7 +44,7 @@ async function screenTests(): Promise<void> {
 
   let accounts = 0;
   /** A new account with long-named keys, logged in in a new browser context of that size. */
-  async function loggedIn(t: Test, size: { width: number; height: number }): Promise<{ page: Page; accountId: number }> {
+  async function loggedIn(t: Test, size: (typeof WIDTHS)[number]): Promise<{ page: Page; accountId: number }> {
     const email = `screens${++accounts}@example.com`;
     const a = await gw.store.accounts.create({ email, password: 'a long password' });
     await gw.store.ledger.grant(a.id, 20 * USD, 'test credit');
@@ -70,7 +70,12 @@ async function screenTests(): Promise<void> {
     t.teardown(() => context.close());
     const page = await context.newPage();
     page.setDefaultTimeout(5000);
-    await page.goto('/dashboard/login');
+    for (const [path, name] of [['/dashboard/signup', 'signup'], ['/dashboard/login', 'login']]) {
+      await page.goto(path);
+      t.notOk(await scrollsSideways(page), `${path}: the page does not scroll sideways`);
+      await page.screenshot({ path: `${SHOTS}screens-${size.label}-${name}.png`, fullPage: true });
+      t.same(await seriousAxeIssues(page), [], `${path}: axe-core finds no serious or critical issue`);
+    }
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill('a long password');
     await page.getByRole('button', { name: 'Log in' }).click();
