@@ -42,7 +42,12 @@ await withGatewayAndChromium('analytics in headless Chromium', (env) => {
   }
 
   const scrollsSideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth > innerWidth);
-  const listed = (page: Page) => page.locator('tr[data-request-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-request-id')));
+  // After a click that navigates, the new page may be committed but not yet parsed: evaluateAll
+  // does not wait for rows (it failed once on Node 24 in CI, reading none), so wait for the load.
+  const listed = async (page: Page) => {
+    await page.waitForLoadState();
+    return page.locator('tr[data-request-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-request-id')));
+  };
   const text = (page: Page, id: string) => page.getByTestId(id).innerText();
 
   for (const size of WIDTHS) {
