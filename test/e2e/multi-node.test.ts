@@ -70,13 +70,18 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
   const db: Sql = await openSql(url);
   t.teardown(() => db.close());
 
-  const openHolds = (accountId: number) => db.value(`SELECT COUNT(*)::int FROM holds WHERE account_id = ? AND status = 'open'`, accountId);
+  // Held by requests in flight: open holds (admitted by the database) and what nodes' requests hold
+  // of their credit leases (admitted in memory; reported with each batch).
+  const inFlight = async (accountId: number) => Number(await db.value(`SELECT
+      (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE account_id = ? AND status = 'open') +
+      (SELECT COALESCE(SUM(in_use), 0) FROM leases WHERE account_id = ?)`, accountId, accountId));
   /** Wait until every hold of the account has ended (charges and releases are written in batches). */
-  const settled = (accountId: number) => until('every hold settled', 10_000, async () => (await openHolds(accountId)) === 0);
+  const settled = (accountId: number) => until('every hold settled', 10_000, async () => (await inFlight(accountId)) === 0);
 
-  // One request's hold (the same body always holds the same amount).
+  // One request's hold (the same body always holds the same amount); a hold admitted on a lease is
+  // written when it ends, with the next batch.
   t.equal(await stream(nodes[0].url, probe.key), 'ok', 'a probe request is served');
-  const hold = Number(await db.value('SELECT amount FROM holds WHERE key_id = ?', probe.keyId));
+  const hold = Number(await until('the probe\'s hold written', 5000, () => db.value('SELECT amount FROM holds WHERE key_id = ?', probe.keyId)));
   t.ok(hold > 0, `one request holds ${hold} nano-USD`);
   await setup.ledger.grant(balanceCase.accountId, 20 * hold, 'exactly 20 holds');
   const limitCase = await account('limit@example.com', 1_000_000_000_000, 20 * hold);
@@ -90,11 +95,13 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
     let minAvailable = Infinity;
     const sampler = (async () => {
       while (sampling) {
+        // Requests in flight (in holds' worth), and available credit: balance − open holds − every node's leases.
         const r = (await db.all(`SELECT COALESCE((SELECT balance FROM balances WHERE account_id = ?), 0) AS balance,
-            (SELECT COUNT(*)::int FROM holds WHERE account_id = ? AND status = 'open') AS open,
-            (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE account_id = ? AND status = 'open') AS held`, c.accountId, c.accountId, c.accountId))[0];
-        peakOpen = Math.max(peakOpen, r.open);
-        minAvailable = Math.min(minAvailable, Number(r.balance) - Number(r.held));
+            (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE account_id = ? AND status = 'open') AS held,
+            (SELECT COALESCE(SUM(in_use), 0) FROM leases WHERE account_id = ?) AS in_use,
+            (SELECT COALESCE(SUM(amount), 0) FROM leases WHERE account_id = ?) AS leased`, c.accountId, c.accountId, c.accountId, c.accountId))[0];
+        peakOpen = Math.max(peakOpen, Math.round((Number(r.held) + Number(r.in_use)) / hold));
+        minAvailable = Math.min(minAvailable, Number(r.balance) - Number(r.held) - Number(r.leased));
       }
     })();
     const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => stream(nodes[i % 3].url, c.key)));
@@ -149,7 +156,14 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
           }
         }),
       );
-      const victimOpen = () => db.value(`SELECT COUNT(*)::int FROM holds WHERE node_id = ? AND status = 'open'`, victimId);
+      // The victim's requests in flight, in holds' worth (open holds, and what it holds of its leases)…
+      const victimOpen = async () => Math.round(Number(await db.value(`SELECT
+          (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE node_id = ? AND status = 'open') +
+          (SELECT COALESCE(SUM(in_use), 0) FROM leases WHERE node_id = ?)`, victimId, victimId)) / hold);
+      // …and the credit it holds: open holds and leases, all returned by the sweep.
+      const victimHeld = async () => Number(await db.value(`SELECT
+          (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE node_id = ? AND status = 'open') +
+          (SELECT COALESCE(SUM(amount), 0) FROM leases WHERE node_id = ?)`, victimId, victimId));
       let heldAtKill, releasedMs;
       try {
         heldAtKill = await until('the victim holding requests', 10_000, async () => {
@@ -160,7 +174,7 @@ t.test('three gateway processes on one database', { skip }, async (t) => {
         const killedAt = Date.now();
         // The replacement starts meanwhile (it takes the dead node's place for the next round).
         const replacement = start();
-        await until(`the dead node's holds released (bound ${RELEASE_BOUND_MS} ms)`, RELEASE_BOUND_MS + 3000, async () => (await victimOpen()) === 0);
+        await until(`the dead node's holds and leases released (bound ${RELEASE_BOUND_MS} ms)`, RELEASE_BOUND_MS + 3000, async () => (await victimHeld()) === 0);
         releasedMs = Date.now() - killedAt;
         nodes[victimAt] = await replacement;
       } finally {

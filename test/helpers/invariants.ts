@@ -32,18 +32,28 @@ export async function checkInvariants(target: Store | string, opts: InvariantOpt
       if (integrity !== 'ok') problems.push(`integrity_check: ${integrity}`);
     }
 
-    // 1 and 4: cached balance = recompute from the journal; available = credits − charges − open holds ≥ 0.
+    // 1 and 4: cached balance = recompute from the journal; available = credits − charges − open
+    // holds (and, on PostgreSQL, every node's credit leases) ≥ 0.
+    const leased = db.backend === 'postgres' ? '(SELECT COALESCE(SUM(amount), 0) FROM leases l WHERE l.account_id = a.id)' : '0';
     for (const r of await db.all(`SELECT a.id, b.balance AS cached,
         (SELECT COALESCE(SUM(amount), 0) FROM journal j WHERE j.account_id = a.id) AS journal,
-        (SELECT COALESCE(SUM(amount), 0) FROM holds h WHERE h.account_id = a.id AND h.status = 'open') AS held
+        (SELECT COALESCE(SUM(amount), 0) FROM holds h WHERE h.account_id = a.id AND h.status = 'open') + ${leased} AS held
         FROM accounts a LEFT JOIN balances b ON b.account_id = a.id`)) {
       journalBalances.set(r.id, r.journal);
       if ((r.cached ?? 0) !== r.journal) problems.push(`account ${r.id}: cached balance ${r.cached} ≠ journal sum ${r.journal}`);
-      if (r.journal - r.held < 0) problems.push(`account ${r.id}: available ${r.journal - r.held} < 0 (balance ${r.journal}, open holds ${r.held})`);
+      if (r.journal - r.held < 0) problems.push(`account ${r.id}: available ${r.journal - r.held} < 0 (balance ${r.journal}, open holds and leases ${r.held})`);
     }
 
     // 2, 3 and 8: each hold has one end; a charge is within [0, hold] and matches its journal entry.
     const ownerGone = await openHoldOwnerGone(db, opts.nodeDeadAfterMs ?? NODE_DEAD_AFTER_MS);
+    if (db.backend === 'postgres') {
+      // A lease is credit held like a hold: its node's, until the node returns it or is swept.
+      for (const l of await db.all('SELECT account_id, owner, node_id, amount, in_use FROM leases WHERE amount > 0')) {
+        if (l.in_use > l.amount) problems.push(`lease of ${l.owner} on account ${l.account_id}: ${l.in_use} in use of ${l.amount}`);
+        if (opts.noOpenHolds && l.in_use > 0) problems.push(`lease of ${l.owner} on account ${l.account_id}: ${l.in_use} still in use`);
+        if (ownerGone(l)) problems.push(`lease of ${l.owner} on account ${l.account_id}: its node is gone`);
+      }
+    }
     for (const h of await db.all(`SELECT h.*, (SELECT COUNT(*) FROM journal j WHERE j.hold_id = h.id) AS entries,
         (SELECT COALESCE(SUM(-amount), 0) FROM journal j WHERE j.hold_id = h.id) AS journal_charge FROM holds h`)) {
       if (h.charged < 0 || h.charged > h.amount) problems.push(`hold ${h.id}: charged ${h.charged} outside [0, ${h.amount}]`);

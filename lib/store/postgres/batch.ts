@@ -8,6 +8,7 @@ import { HISTORY_COLUMNS, historyValues, PRUNE_BATCH_ROWS } from '../queued-hist
 import type { RefusalCount } from '../refusal-counts.js';
 import type { BatchExecutor } from '../write-batcher.js';
 import type { Db, Tx } from './db.js';
+import type { LeaseReport } from './leases.js';
 
 /** A hold's end as the batch writes it; its charge (charged > 0) is posted with it. */
 export interface HoldEnd {
@@ -19,8 +20,21 @@ export interface HoldEnd {
   month: string;
 }
 
+/** The end of a hold admitted on a lease (see leases.ts): the hold reaches the database only now, ended. */
+export interface LeasedEnd extends HoldEnd {
+  accountId: number;
+  keyId: number;
+  requestId: string | null;
+  amount: number;
+  createdAt: number;
+  /** The lease's owner when the hold was admitted: the charge spends from that lease, if it still exists. */
+  owner: string;
+}
+
 export interface PgBatch {
   ends: HoldEnd[];
+  leasedEnds: LeasedEnd[];
+  leaseReports: LeaseReport[];
   history: HistoryRow[];
   refusals: RefusalCount[];
   pruneBefore?: number;
@@ -28,9 +42,11 @@ export interface PgBatch {
   touches: Map<number, number>;
   /** Filled in by the executor: the ends that found their hold ended already (by another node's sweep, or by this batch's earlier attempt). */
   notOpen?: string[];
+  /** Filled in by the executor: leased ends whose lease was gone (swept with a node taken for dead): released, not charged. */
+  unleased?: string[];
 }
 
-export const newPgBatch = (): PgBatch => ({ ends: [], history: [], refusals: [], touches: new Map() });
+export const newPgBatch = (): PgBatch => ({ ends: [], leasedEnds: [], leaseReports: [], history: [], refusals: [], touches: new Map() });
 
 /**
  * End the holds still open, and post the charges of those it ended: a hold another node released
@@ -50,6 +66,49 @@ const END_HOLDS = `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::b
     SELECT key_id, month, SUM(charged) FROM ended WHERE charged > 0 GROUP BY key_id, month ORDER BY key_id, month
     ON CONFLICT (key_id, month) DO UPDATE SET spent = s.spent + excluded.spent)
   SELECT ARRAY(SELECT id FROM v EXCEPT SELECT id FROM ended) AS not_open`;
+
+/**
+ * Write the holds admitted on leases, ended. A hold already written (this batch's earlier attempt
+ * committed) is skipped, so its charge is posted once. A hold whose lease is gone (swept: its node
+ * was taken for dead, and the credit may have been leased again) is written released, uncharged.
+ * The charges leave the balance, the key's month spend and the lease they were held on together.
+ */
+const END_LEASED = `WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[],
+      $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])
+    AS v(id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, month, owner)),
+  leased AS (SELECT v.*, EXISTS (SELECT 1 FROM leases l WHERE l.account_id = v.account_id AND l.owner = v.owner) AS live FROM v),
+  ended AS (INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, node_id)
+    SELECT id, account_id, key_id, request_id, amount, CASE WHEN live THEN status ELSE 'released' END,
+      CASE WHEN live THEN charged ELSE 0 END, created_at, ended_at, $12 FROM leased ORDER BY id
+    ON CONFLICT (id) DO NOTHING RETURNING id, account_id, key_id, charged, ended_at),
+  spent AS (SELECT e.*, v.month, v.owner FROM ended e JOIN v ON v.id = e.id WHERE e.charged > 0),
+  charges AS (INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at)
+    SELECT account_id, key_id, 'charge', -charged, id, ended_at FROM spent ORDER BY id),
+  balance AS (INSERT INTO balances AS b (account_id, balance)
+    SELECT account_id, -SUM(charged) FROM spent GROUP BY account_id ORDER BY account_id
+    ON CONFLICT (account_id) DO UPDATE SET balance = b.balance + excluded.balance),
+  spend AS (INSERT INTO key_spend AS s (key_id, month, spent)
+    SELECT key_id, month, SUM(charged) FROM spent GROUP BY key_id, month ORDER BY key_id, month
+    ON CONFLICT (key_id, month) DO UPDATE SET spent = s.spent + excluded.spent)
+  SELECT ARRAY(SELECT id FROM leased WHERE NOT live) AS unleased,
+    COALESCE((SELECT json_agg(json_build_object('a', account_id, 'o', owner, 'c', c)) FROM
+      (SELECT account_id, owner, SUM(charged)::BIGINT AS c FROM spent GROUP BY account_id, owner) x), '[]') AS spent`;
+
+/**
+ * Charges spend from their lease; returns give back what a node does not need (each applied once:
+ * only those newer than the lease's last seq count); in_use is what the owner's requests hold.
+ * After END_LEASED, which has locked the charged accounts' balance rows (the lock order: balances, then leases).
+ */
+const SPEND_LEASES = `UPDATE leases l SET amount = GREATEST(0, l.amount - v.c)
+  FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(account_id, owner, c)
+  WHERE l.account_id = v.account_id AND l.owner = v.owner`;
+const REPORT_LEASES = `UPDATE leases l SET amount = GREATEST(0, l.amount - r.returned), seq = r.seq, in_use = r.in_use
+  FROM (SELECT v.account_id, v.owner, COALESCE(SUM(v.returned) FILTER (WHERE v.seq > cur.seq), 0) AS returned,
+      MAX(v.seq) AS seq, (array_agg(v.in_use ORDER BY v.seq DESC))[1] AS in_use
+    FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) AS v(account_id, owner, returned, seq, in_use)
+    JOIN leases cur ON cur.account_id = v.account_id AND cur.owner = v.owner
+    GROUP BY v.account_id, v.owner) r
+  WHERE l.account_id = r.account_id AND l.owner = r.owner AND r.seq > l.seq`;
 
 /** The column types of HISTORY_COLUMNS, in its order. */
 const HISTORY_TYPES = ['text', 'bigint', 'bigint', 'bigint', 'text', 'text', 'text', 'text', 'text', 'integer', 'boolean',
@@ -102,7 +161,7 @@ function columns(rows: unknown[][], width: number): unknown[][] {
  * reserve of those accounts waits for, so those locks are held only until the commit right after,
  * never while another statement of the batch waits (a lock on the history, a slow prune).
  */
-async function write(tx: Tx, b: PgBatch): Promise<void> {
+async function write(tx: Tx, b: PgBatch, nodeId: string): Promise<void> {
   if (b.history.length) {
     const cols = columns(b.history.map(historyValues), HISTORY_COLUMNS.length).map((col) => col.map(historyValue));
     const stream = HISTORY_COLUMNS.indexOf('stream');
@@ -121,10 +180,24 @@ async function write(tx: Tx, b: PgBatch): Promise<void> {
     const [r] = await tx.query(END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
     b.notOpen = r.not_open;
   }
+  if (b.leasedEnds.length) {
+    const e = b.leasedEnds;
+    const [r] = await tx.query<{ unleased: string[]; spent: { a: number; o: string; c: number }[] }>(END_LEASED, [
+      e.map((x) => x.id), e.map((x) => x.accountId), e.map((x) => x.keyId), e.map((x) => x.requestId), e.map((x) => x.amount),
+      e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.createdAt), e.map((x) => x.endedAt), e.map((x) => x.month),
+      e.map((x) => x.owner), nodeId]);
+    b.unleased = r.unleased;
+    if (r.spent.length) await tx.query(SPEND_LEASES, [r.spent.map((x) => x.a), r.spent.map((x) => x.o), r.spent.map((x) => x.c)]);
+  }
+  if (b.leaseReports.length) {
+    const l = b.leaseReports;
+    await tx.query(REPORT_LEASES, [l.map((x) => x.accountId), l.map((x) => x.owner), l.map((x) => x.returned), l.map((x) => x.seq), l.map((x) => x.inUse)]);
+  }
 }
 
-export function pgExecutor(db: Db): BatchExecutor<PgBatch> {
+/** `nodeId`: this node, on the holds it writes. */
+export function pgExecutor(db: Db, nodeId: string): BatchExecutor<PgBatch> {
   return {
-    run: (batch) => db.transaction((tx) => write(tx, batch)),
+    run: (batch) => db.transaction((tx) => write(tx, batch, nodeId)),
   };
 }

@@ -19,6 +19,7 @@ import pg from 'pg';
 import type { Logger } from '../../log.js';
 import type { ChangeCounter } from './changes.js';
 import { CONNECT_TIMEOUT_MS, types } from './db.js';
+import { LEASE_CHANNEL } from './leases.js';
 
 /** Where migration 002's trigger announces each move of the change counter. */
 export const CHANGE_CHANNEL = 'gateway_changes';
@@ -41,6 +42,10 @@ export const DEFAULT_LISTENER_TIMINGS: ListenerTimings = {
 export class ChangeListener {
   /** Connected, listening, and the counter read since: sync() needs no poll. */
   listening = false;
+  /** The store's schema, once connected (announcements of other schemas are ignored). */
+  get listeningSchema(): string | undefined {
+    return this.schema;
+  }
   /** The listening session's backend process id (pg_stat_activity.pid), while there is one. */
   pid: number | undefined;
   private client: pg.Client | undefined;
@@ -51,6 +56,10 @@ export class ChangeListener {
   private reading = false;
   private downSince: number | undefined;
   private stopped = false;
+  /** Where messages on the lease channel go (the ledger, on a serving node). */
+  leaseMessage: ((what: string, accountId: number, owner: string) => Promise<void>) | undefined;
+  /** Called when listening stops (the connection broke): whatever needs to hear the channel stops relying on it. */
+  deaf: (() => void) | undefined;
 
   constructor(
     private readonly url: string,
@@ -89,6 +98,7 @@ export class ChangeListener {
       const [{ schema, pid }] = (await client.query<{ schema: string; pid: number }>('SELECT current_schema() AS schema, pg_backend_pid() AS pid')).rows;
       this.schema = schema;
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await client.query(`LISTEN ${LEASE_CHANNEL}`);
       // After LISTEN: whatever committed before is in this read, whatever after is announced.
       const [{ n }] = (await client.query<{ n: number }>('SELECT n FROM change_counter')).rows;
       if (this.client !== client) return; // lost or stopped meanwhile
@@ -106,6 +116,12 @@ export class ChangeListener {
   }
 
   private heard(m: pg.Notification): void {
+    if (m.channel === LEASE_CHANNEL && m.payload) {
+      // "<what> <schema> <account> <owner>" (see leases.ts)
+      const [what, schema, account, owner] = m.payload.split(' ');
+      if (schema === this.schema) void this.leaseMessage?.(what, Number(account), owner);
+      return;
+    }
     if (m.channel !== CHANGE_CHANNEL || !m.payload) return;
     const space = m.payload.indexOf(' ');
     if (space < 0 || m.payload.slice(space + 1) !== this.schema) return;
@@ -134,6 +150,7 @@ export class ChangeListener {
     this.client = undefined;
     this.listening = false;
     this.pid = undefined;
+    this.deaf?.();
     client.end().catch(() => {});
     if (this.stopped) return;
     if (this.downSince === undefined) {

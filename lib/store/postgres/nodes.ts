@@ -45,9 +45,10 @@ const HEARTBEAT = `WITH beat AS (UPDATE nodes SET heartbeat_at = gateway_now_ms(
 const SWEEP = `WITH alive AS (SELECT id FROM nodes WHERE heartbeat_at >= gateway_now_ms() - $1),
   released AS (UPDATE holds SET status = 'released', ended_at = $2
     WHERE status = 'open' AND node_id <> $3 AND node_id NOT IN (SELECT id FROM alive) RETURNING node_id),
+  unleased AS (DELETE FROM leases WHERE node_id <> $3 AND node_id NOT IN (SELECT id FROM alive) RETURNING node_id),
   gone AS (DELETE FROM nodes WHERE id <> $3 AND id NOT IN (SELECT id FROM alive) RETURNING id)
-  SELECT (SELECT COUNT(*) FROM released) AS holds, (SELECT COUNT(*) FROM gone) AS nodes,
-    ARRAY(SELECT DISTINCT node_id FROM released) AS owners`;
+  SELECT (SELECT COUNT(*) FROM released) AS holds, (SELECT COUNT(*) FROM gone) AS nodes, (SELECT COUNT(*) FROM unleased) AS leases,
+    ARRAY(SELECT DISTINCT node_id FROM released UNION SELECT node_id FROM unleased) AS owners`;
 
 export class NodeRegistry {
   /** This process's node id: on every hold it creates. */
@@ -60,6 +61,10 @@ export class NodeRegistry {
   private live = 1;
   /** Why the last heartbeat or sweep failed; null once one succeeds. */
   private lastFailure: string | null = null;
+  /** When the last heartbeat the database took was sent (this node's clock). */
+  private lastBeatSentAt = -Infinity;
+  /** Called when a heartbeat finds this node's row gone (it was taken for dead and swept). */
+  takenForDead: (() => void) | undefined;
 
   constructor(
     private readonly db: Db,
@@ -70,7 +75,9 @@ export class NodeRegistry {
 
   /** Part of the store's opening: a node is registered before it creates any hold (a sweeper would take the hold for an orphan). */
   async register(): Promise<void> {
+    const sentAt = this.clock();
     await this.db.direct(REGISTER, [this.id, hostname(), process.pid]);
+    this.lastBeatSentAt = sentAt;
   }
 
   /** Heartbeat and sweep in the background, the first sweep at once (the holds of nodes already gone). */
@@ -94,22 +101,37 @@ export class NodeRegistry {
     return this.live;
   }
 
+  /**
+   * Whether no other node can have taken this one for dead yet: its last heartbeat was sent less than
+   * the bound ago (less a margin). Leased credit is admitted on only while this holds (see leases.ts).
+   */
+  beatRecently(marginMs: number): boolean {
+    return this.clock() - this.lastBeatSentAt < this.timings.deadAfterMs - marginMs;
+  }
+
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
+    const sentAt = this.clock();
     const r = (await this.reaching(this.db.one<{ beat: number; others: number }>(HEARTBEAT, [this.id, this.timings.deadAfterMs])))!;
     this.live = 1 + Number(r.others);
+    if (Number(r.beat) > 0) this.lastBeatSentAt = Math.max(this.lastBeatSentAt, sentAt);
     if (Number(r.beat) > 0 || this.stopped) return;
+    // Swept: its leases are gone, and their credit may be leased by others already.
+    this.takenForDead?.();
     this.log('error', 'store: this node was taken for dead (no heartbeat within the bound) and other nodes released its holds; ' +
       'charges of requests it had in flight are not recorded. It registers again.', { node: this.id, dead_after_ms: this.timings.deadAfterMs });
+    const again = this.clock();
     await this.db.query(REGISTER, [this.id, hostname(), process.pid]);
+    this.lastBeatSentAt = again;
   }
 
   /** Release the open holds of nodes gone silent; returns how many. */
   async sweep(): Promise<number> {
     if (this.stopped || this.clock() < this.noSweepBefore) return 0;
-    const r = (await this.reaching(this.db.one<{ holds: number; nodes: number; owners: string[] }>(SWEEP, [this.timings.deadAfterMs, this.clock(), this.id])))!;
-    if (r.holds > 0 || r.nodes > 0) {
-      this.log('warn', 'store: released the open holds of gateway nodes that stopped heartbeating', { holds: r.holds, nodes: r.nodes, owners: r.owners });
+    const r = (await this.reaching(this.db.one<{ holds: number; nodes: number; leases: number; owners: string[] }>(SWEEP, [this.timings.deadAfterMs, this.clock(), this.id])))!;
+    if (r.holds > 0 || r.nodes > 0 || r.leases > 0) {
+      this.log('warn', 'store: released the open holds and leases of gateway nodes that stopped heartbeating',
+        { holds: r.holds, leases: r.leases, nodes: r.nodes, owners: r.owners });
     }
     return r.holds;
   }

@@ -14,6 +14,7 @@ import { ChangeListener, DEFAULT_LISTENER_TIMINGS, type ListenerTimings } from '
 import { PgHistory } from './history.js';
 import { PgApiKeys } from './keys.js';
 import { PgLedger } from './ledger.js';
+import { VALIDITY_MARGIN_MS } from './leases.js';
 import { migrate } from './migrate.js';
 import { DEFAULT_NODE_TIMINGS, NodeRegistry, type NodeTimings } from './nodes.js';
 import { PgPayments } from './payments.js';
@@ -41,6 +42,8 @@ export interface PostgresStoreOptions {
   nodeTimings?: Partial<NodeTimings>;
   /** Connections in the pool. */
   poolSize?: number;
+  /** With `listen`: admit on leased credit (default true; see leases.ts). */
+  leases?: boolean;
 }
 
 export type PostgresStore = Store & {
@@ -70,8 +73,15 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     ledger.startReconciling(nodes.timings.sweepMs);
     listener?.start();
   }, () => {}); // a failed opening is every query's error (sync() reports it)
-  const batcher = new WriteBatcher(pgExecutor(db), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
+  const batcher = new WriteBatcher(pgExecutor(db, nodes.id), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const ledger = new PgLedger(db, batcher, changes, months, nodes.id, log);
+  if (listener && opts.leases !== false) {
+    // A serving node admits on leased credit (leases.ts) while it hears the lease channel and beats.
+    const book = ledger.enableLeases(() => listener.listening && nodes.beatRecently(VALIDITY_MARGIN_MS), opts.clock, () => listener.listeningSchema);
+    listener.leaseMessage = (what, accountId, owner) => ledger.heardOnLeaseChannel(what, accountId, owner);
+    listener.deaf = () => book.returnAll();
+    nodes.takenForDead = () => book.forgetAll();
+  }
   const history = new PgHistory(db, batcher);
   if (opts.historyRetentionMs !== undefined) history.startPruning(opts.historyRetentionMs, opts.clock);
   let closed: Promise<void> | undefined;
@@ -112,6 +122,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
         try {
           await ledger.releaseAll();
           await batcher.close();
+          await ledger.dropLeases();
           // Every hold of this node is ended in the database: its row can go. When the last batch
           // failed, the row stays, and another node releases the holds once the heartbeat is old enough.
           await nodes.stop(true).catch(() => {});
