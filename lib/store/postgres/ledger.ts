@@ -458,7 +458,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
 
   /** After the last batch is written: this node's leases (all returned by then) go. */
   async dropLeases(): Promise<void> {
-    await this.db.query('DELETE FROM leases WHERE node_id = $1', [this.nodeId]);
+    if (this.leases) await this.db.query('DELETE FROM leases WHERE node_id = $1', [this.nodeId]);
   }
 }
 
