@@ -216,6 +216,12 @@ export const hashSessionToken = (token: string) => createHash('sha256').update(t
 
 export const newSessionToken = () => randomBytes(32).toString('base64url');
 
+/** A new session or reset token made at `now`, valid for ttlMs: the secret to hand out, and its row's hash and expiry. */
+export function draftToken(now: number, ttlMs: number): { token: string; hash: Buffer; expiresAt: number } {
+  const token = newSessionToken();
+  return { token, hash: hashSessionToken(token), expiresAt: now + ttlMs };
+}
+
 /** A session as the settings page lists it: its times, and whether it is the asking browser's (0/1 in SQLite). */
 export interface SessionSummaryRow {
   created_at: number;

@@ -10,9 +10,7 @@ import { html } from '../html.js';
 import { authPage, csrfField, type Notice } from '../layout.js';
 import { RESET_PATH } from '../reset-link.js';
 import { publicAction, publicPage, type Route } from '../router.js';
-import { endSession } from '../session.js';
-
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+import { endSession, TOKEN_SHAPE } from '../session.js';
 
 function linkNotWorking(ctx: PageContext): void {
   sendHtml(ctx.res, 404, authPage({

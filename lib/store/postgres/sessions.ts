@@ -1,7 +1,7 @@
 // Dashboard sessions and password reset links on PostgreSQL, shared by every node: a login on one
 // node is valid on all.
 import type { DashboardSession, PasswordResets, SessionSummary, Sessions } from '../types.js';
-import { hashSessionToken, newSessionToken, toSessionSummary, type SessionSummaryRow } from '../rows.js';
+import { draftToken, hashSessionToken, toSessionSummary, type SessionSummaryRow } from '../rows.js';
 import type { MonthClock } from '../month.js';
 import type { Db } from './db.js';
 
@@ -10,11 +10,10 @@ export class PgSessions implements Sessions {
 
   async create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }> {
     const now = this.months.now();
-    const token = newSessionToken();
-    const expiresAt = now + ttlMs;
+    const { token, hash, expiresAt } = draftToken(now, ttlMs);
     await this.db.query('DELETE FROM dashboard_sessions WHERE expires_at <= $1', [now]);
     await this.db.query('INSERT INTO dashboard_sessions (token_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)',
-      [hashSessionToken(token), accountId, now, expiresAt]);
+      [hash, accountId, now, expiresAt]);
     return { token, expiresAt };
   }
 
@@ -45,13 +44,12 @@ export class PgPasswordResets implements PasswordResets {
 
   async create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }> {
     const now = this.months.now();
-    const token = newSessionToken();
-    const expiresAt = now + ttlMs;
+    const { token, hash, expiresAt } = draftToken(now, ttlMs);
     await this.db.transaction(async (tx) => {
       // Expired tokens and the account's earlier ones go: the newest link is the one that works.
       await tx.query('DELETE FROM password_resets WHERE expires_at <= $1 OR account_id = $2', [now, accountId]);
       await tx.query('INSERT INTO password_resets (token_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)',
-        [hashSessionToken(token), accountId, now, expiresAt]);
+        [hash, accountId, now, expiresAt]);
     }, { durable: true });
     return { token, expiresAt };
   }

@@ -1,7 +1,7 @@
 // Dashboard sessions and password reset links: the browser holds a random token, the table its
 // sha256 (see rows.ts).
 import type { DashboardSession, PasswordResets, SessionSummary, Sessions } from '../types.js';
-import { hashSessionToken, newSessionToken, toSessionSummary, type SessionSummaryRow } from '../rows.js';
+import { draftToken, hashSessionToken, toSessionSummary, type SessionSummaryRow } from '../rows.js';
 import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
 
@@ -22,10 +22,9 @@ export class SqliteSessions implements Sessions {
 
   async create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }> {
     const now = this.months.now();
-    const token = newSessionToken();
-    const expiresAt = now + ttlMs;
+    const { token, hash, expiresAt } = draftToken(now, ttlMs);
     this.stmt.expire.run(now);
-    this.stmt.insert.run(hashSessionToken(token), accountId, now, expiresAt);
+    this.stmt.insert.run(hash, accountId, now, expiresAt);
     return { token, expiresAt };
   }
 
@@ -64,10 +63,9 @@ export class SqlitePasswordResets implements PasswordResets {
 
   async create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }> {
     const now = this.months.now();
-    const token = newSessionToken();
-    const expiresAt = now + ttlMs;
+    const { token, hash, expiresAt } = draftToken(now, ttlMs);
     this.stmt.prune.run(now, accountId);
-    this.stmt.insert.run(hashSessionToken(token), accountId, now, expiresAt);
+    this.stmt.insert.run(hash, accountId, now, expiresAt);
     return { token, expiresAt };
   }
 
