@@ -21,6 +21,9 @@ export const notice = (n: Notice | undefined): Html | false =>
 
 export const csrfField = (ctx: PageContext): Html => html`<input type="hidden" name="csrf" value="${ctx.visitor.csrf}">`;
 
+/** In a form that sets a password: the account's email, for password managers to file it under (no name: never sent). */
+export const usernameField = (email: string): Html => html`<input type="text" autocomplete="username" value="${email}" hidden readonly>`;
+
 function head(title: string): Html {
   return html`<head>
 <meta charset="utf-8">

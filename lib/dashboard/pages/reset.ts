@@ -7,7 +7,7 @@ import type { PageContext } from '../context.js';
 import { fieldMessage, invalidAttrs, notSaved, type FieldError } from '../field-error.js';
 import { redirect, sendHtml } from '../http.js';
 import { html } from '../html.js';
-import { authPage, csrfField, type Notice } from '../layout.js';
+import { authPage, csrfField, usernameField, type Notice } from '../layout.js';
 import { RESET_PATH } from '../reset-link.js';
 import { publicAction, publicPage, type Route } from '../router.js';
 import { endSession, TOKEN_SHAPE } from '../session.js';
@@ -28,9 +28,9 @@ function resetForm(ctx: PageContext, token: string, email: string, opts: { statu
     notice: opts.notice,
     body: html`<p class="muted">For <span class="mono">${email}</span>. Every session of this account ends, and you log in with the new password.</p>
     <form method="post" action="${RESET_PATH}" class="stack">
+      ${usernameField(email)}
       ${csrfField(ctx)}
       <input type="hidden" name="token" value="${token}">
-      <input type="text" autocomplete="username" value="${email}" hidden readonly>
       <label>New password <input type="password" name="new_password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" required aria-describedby="new-password-hint"${bad('new_password')}${opts.error ? '' : html` autofocus`}>
         <span class="hint" id="new-password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>${why('new_password')}</label>
       <label>New password again <input type="password" name="confirm_password" autocomplete="new-password" maxlength="${PASSWORD_MAX_LENGTH}" required${bad('confirm_password')}>${why('confirm_password')}</label>

@@ -7,7 +7,7 @@ import { fieldMessage, invalidAttrs, notSaved, type FieldError } from '../field-
 import { when } from '../format.js';
 import { clientAddress, redirect, sendHtml } from '../http.js';
 import { html } from '../html.js';
-import { appPage, csrfField, type Notice } from '../layout.js';
+import { appPage, csrfField, usernameField, type Notice } from '../layout.js';
 import { action, page, type Route } from '../router.js';
 import { loginKey, mustWait } from './auth.js';
 
@@ -37,8 +37,8 @@ async function settingsPage(ctx: AccountContext, opts: { status?: number; notice
     <section class="card narrow" aria-labelledby="password-heading">
       <h2 id="password-heading">Change password</h2>
       <form method="post" action="${SETTINGS}/password" class="stack" data-testid="password-form">
+        ${usernameField(ctx.account.email)}
         ${csrfField(ctx)}
-        <input type="text" autocomplete="username" value="${ctx.account.email}" hidden readonly>
         <label>Current password <input type="password" name="current_password" autocomplete="current-password" required${bad('current_password')}>${why('current_password')}</label>
         <label>New password <input type="password" name="new_password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" required aria-describedby="new-password-hint"${bad('new_password')}>
           <span class="hint" id="new-password-hint">At least ${PASSWORD_MIN_LENGTH} characters. Your other sessions are signed out; this one stays.</span>${why('new_password')}</label>
