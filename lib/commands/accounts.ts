@@ -1,4 +1,5 @@
-// gateway accounts create | set-password
+// gateway accounts create | set-password | reset-link
+import { RESET_TTL_MS, resetLink } from '../dashboard/reset-link.js';
 import { passwordProblem } from '../store/password.js';
 import { accountByEmail, ArgError, command, optional, required } from './args.js';
 import type { Command } from './types.js';
@@ -39,6 +40,24 @@ export const commands: Command[] = [
     const { sessionsEnded } = await io.store().accounts.setPassword(account.id, password);
     io.print({ id: account.id, email: account.email, hasPassword: true, sessionsEnded },
       `Set the dashboard password of ${account.email}; ${sessionsEnded} dashboard session(s) ended.`);
+    return 0;
+  }),
+
+  command({
+    name: 'accounts reset-link',
+    summary: 'print a one-time link (valid 1 hour) with which the account owner sets a new dashboard password',
+    flags: [
+      { name: 'email', value: 'E', required: true, help: 'the account\'s email' },
+      { name: 'base-url', value: 'URL', help: 'the address people reach the dashboard at', default: 'dashboard.public_url, else the link\'s path only' },
+    ],
+  }, async (args, io) => {
+    const base = optional(args, 'base-url') ?? io.config.dashboard.public_url;
+    if (base !== undefined && !/^https?:\/\/[^\s/]+/.test(base)) throw new ArgError(`--base-url: "${base}" is not an http(s) address`);
+    const account = await accountByEmail(io, required(args, 'email'));
+    const { token, expiresAt } = await io.store().passwordResets.create(account.id, RESET_TTL_MS);
+    const link = resetLink(token, base);
+    io.print({ id: account.id, email: account.email, link, expiresAt: new Date(expiresAt).toISOString() },
+      `Reset link for ${account.email} (works once, until ${new Date(expiresAt).toISOString()}; an earlier link stops working):\n${link}`);
     return 0;
   }),
 ];

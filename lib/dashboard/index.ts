@@ -19,7 +19,9 @@ import { keyRoutes } from './pages/keys.js';
 import { modelRoutes } from './pages/models.js';
 import { overviewRoutes } from './pages/overview.js';
 import { requestRoutes } from './pages/requests.js';
+import { resetRoutes } from './pages/reset.js';
 import { routingRoutes } from './pages/routing.js';
+import { settingsRoutes } from './pages/settings.js';
 
 export type { DashboardDeps } from './context.js';
 
@@ -43,7 +45,8 @@ const asset = (file: string) => {
   return b;
 };
 
-const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...creditRoutes, ...routingRoutes, ...requestRoutes, ...modelRoutes];
+const routes: Route[] = [...authRoutes, ...overviewRoutes, ...keyRoutes, ...creditRoutes, ...routingRoutes, ...requestRoutes, ...modelRoutes,
+  ...settingsRoutes, ...resetRoutes];
 
 export function dashboardPages(deps: DashboardDeps): PageHandler {
   // Several nodes on one database share each allowance (lib/dashboard/rate-limit.ts).

@@ -1,12 +1,12 @@
 // The page shells: the signed-in layout (sidebar navigation, account, log out) and the narrow one
-// of the login and sign-up pages.
+// of the login and sign-up pages; both open with a skip link to their main element.
 import { html, type Html, type Value } from './html.js';
 import type { AccountContext, PageContext } from './context.js';
 
-export type Section = 'overview' | 'keys' | 'credits' | 'routing' | 'requests' | 'models';
+export type Section = 'overview' | 'keys' | 'credits' | 'routing' | 'requests' | 'models' | 'settings';
 
 const NAV: { group: string; items: [Section, string, string][] }[] = [
-  { group: 'Account', items: [['overview', 'Overview', '/dashboard'], ['keys', 'API Keys', '/dashboard/keys'], ['credits', 'Credits', '/dashboard/credits'], ['routing', 'Routing', '/dashboard/routing']] },
+  { group: 'Account', items: [['overview', 'Overview', '/dashboard'], ['keys', 'API Keys', '/dashboard/keys'], ['credits', 'Credits', '/dashboard/credits'], ['routing', 'Routing', '/dashboard/routing'], ['settings', 'Settings', '/dashboard/settings']] },
   { group: 'Analytics', items: [['requests', 'Requests', '/dashboard/requests']] },
   { group: 'Marketplace', items: [['models', 'Models', '/dashboard/models']] },
 ];
@@ -21,6 +21,9 @@ export const notice = (n: Notice | undefined): Html | false =>
 
 export const csrfField = (ctx: PageContext): Html => html`<input type="hidden" name="csrf" value="${ctx.visitor.csrf}">`;
 
+/** In a form that sets a password: the account's email, for password managers to file it under (no name: never sent). */
+export const usernameField = (email: string): Html => html`<input type="text" autocomplete="username" value="${email}" hidden readonly>`;
+
 function head(title: string): Html {
   return html`<head>
 <meta charset="utf-8">
@@ -31,12 +34,16 @@ function head(title: string): Html {
 </head>`;
 }
 
+/** The first tab stop of every page (shown when focused): past the navigation to the page's own content. */
+const skipLink = html`<a class="skip-link" href="#main">Skip to content</a>`;
+
 const brand = html`<span class="brand-mark" aria-hidden="true"></span><span>LLM Gateway</span>`;
 
 export function appPage(ctx: AccountContext, opts: { section: Section | null; title: string; body: Value; notice?: Notice; actions?: Value; lead?: Value }): Html {
   return html`<html lang="en">
 ${head(opts.title)}
 <body>
+${skipLink}
 <div class="shell">
   <aside class="sidebar"><div class="sidebar-inner">
     <a class="brand" href="/dashboard">${brand}</a>
@@ -50,7 +57,7 @@ ${head(opts.title)}
       <form method="post" action="/dashboard/logout">${csrfField(ctx)}<button type="submit" class="link-button">Log out</button></form>
     </div>
   </div></aside>
-  <main>
+  <main id="main" tabindex="-1">
     <header class="page-head">
       <div><h1>${opts.title}</h1>${opts.lead && html`<p class="lead">${opts.lead}</p>`}</div>
       ${opts.actions && html`<div class="page-actions">${opts.actions}</div>`}
@@ -67,7 +74,8 @@ export function authPage(opts: { title: string; body: Value; notice?: Notice }):
   return html`<html lang="en">
 ${head(opts.title)}
 <body class="auth">
-<main class="auth-box">
+${skipLink}
+<main class="auth-box" id="main" tabindex="-1">
   <div class="brand auth-brand">${brand}</div>
   <section class="card">
     <h1>${opts.title}</h1>

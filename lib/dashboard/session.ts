@@ -10,7 +10,8 @@ import { parseCookies, setCookie } from './http.js';
 
 const SESSION_COOKIE = 'gw_session';
 const BROWSER_COOKIE = 'gw_browser';
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** A session, browser or reset token: 32 random bytes, base64url. */
+export const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface Visitor {
   account: Account | null;

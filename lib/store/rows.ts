@@ -5,7 +5,7 @@ import type { RoutingSettings } from '../context.js';
 import { generateApiKey, hashApiKey, keyPrefix } from './api-key.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { DAY_MS } from './queued-history.js';
-import type { Account, ApiKeyRecord, DailyCharges, EntryKind, KeyPatch, LedgerEntry, NewApiKey, Payment, PaymentStatus } from './types.js';
+import type { Account, ApiKeyRecord, DailyCharges, EntryKind, KeyPatch, LedgerEntry, NewApiKey, Payment, PaymentStatus, SessionSummary } from './types.js';
 import { StoreError } from './types.js';
 
 // --- accounts ---
@@ -215,3 +215,19 @@ export interface CreditDraft {
 export const hashSessionToken = (token: string) => createHash('sha256').update(token).digest();
 
 export const newSessionToken = () => randomBytes(32).toString('base64url');
+
+/** A new session or reset token made at `now`, valid for ttlMs: the secret to hand out, and its row's hash and expiry. */
+export function draftToken(now: number, ttlMs: number): { token: string; hash: Buffer; expiresAt: number } {
+  const token = newSessionToken();
+  return { token, hash: hashSessionToken(token), expiresAt: now + ttlMs };
+}
+
+/** A session as the settings page lists it: its times, and whether it is the asking browser's (0/1 in SQLite). */
+export interface SessionSummaryRow {
+  created_at: number;
+  expires_at: number;
+  current: number | boolean;
+}
+
+export const toSessionSummary = (r: SessionSummaryRow): SessionSummary =>
+  ({ createdAt: r.created_at, expiresAt: r.expires_at, current: Boolean(r.current) });

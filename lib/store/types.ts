@@ -26,9 +26,10 @@ export interface Accounts {
   /**
    * Replace the account's dashboard password and end all its dashboard sessions, in one
    * transaction (the operator's recovery path: whoever held a session is logged out). Returns how
-   * many sessions ended; StoreError 'not_found' when there is no such account.
+   * many sessions ended; StoreError 'not_found' when there is no such account. `keepSession`: the
+   * token of a session that stays (the owner changing their own password stays logged in there).
    */
-  setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }>;
+  setPassword(accountId: number, password: string, keepSession?: string): Promise<{ sessionsEnded: number }>;
 }
 
 export interface DashboardSession {
@@ -43,6 +44,31 @@ export interface Sessions {
   get(token: string): Promise<DashboardSession | null>;
   /** End it (log out); an unknown token is ignored. */
   end(token: string): Promise<void>;
+  /** The account's live sessions, newest first; `current` marks the one of `currentToken`. No token or hash is handed out. */
+  listFor(accountId: number, currentToken?: string): Promise<SessionSummary[]>;
+  /** End every session of the account except the one of `keepToken` (sign out other browsers); returns how many ended. */
+  endOthers(accountId: number, keepToken: string): Promise<number>;
+}
+
+export interface SessionSummary {
+  createdAt: number;
+  expiresAt: number;
+  /** The session of the token the caller gave (the browser asking). */
+  current: boolean;
+}
+
+/**
+ * One-time links that let an account owner set a forgotten dashboard password, made by the
+ * operator (`gateway accounts reset-link`): no e-mail needed. Like a session token, the link's
+ * token is a random secret of which only the sha256 is stored.
+ */
+export interface PasswordResets {
+  /** A new token for the account, valid for ttlMs; the account's earlier tokens stop working. */
+  create(accountId: number, ttlMs: number): Promise<{ token: string; expiresAt: number }>;
+  /** The live token's account, without using it; null when unknown, used or expired. */
+  find(token: string): Promise<{ accountId: number; expiresAt: number } | null>;
+  /** Use the token up: of any number of uses at once, one gets the account id, the others null (as do unknown, used and expired tokens). */
+  consume(token: string): Promise<number | null>;
 }
 
 /** 'cancelled': the payer came back from cancelling and the provider's session was expired, so it can never be paid. */
@@ -381,6 +407,7 @@ export interface Store {
   readonly ledger: Ledger;
   readonly history: History;
   readonly sessions: Sessions;
+  readonly passwordResets: PasswordResets;
   readonly payments: Payments;
   /** Where the data lives (file path for SQLite), for messages and test helpers. */
   readonly location: string;

@@ -1,6 +1,6 @@
 // The dashboard in headless Chromium at a desktop (1280×800) and a phone (390×844) width, with
 // long key names and model ids: no page scrolls sideways, axe-core finds no serious or critical
-// issue on the API Keys and Routing pages, each Revoke names its key, a reload or Back after
+// issue on any page (Settings included), each Revoke names its key, a reload or Back after
 // creating a key creates no other, and routing that leaves no model usable is never reported as
 // a success. Screenshots go to test/dashboard/screenshots/ (screens-*) for people to look at.
 import t, { type Test } from 'tap';
@@ -99,6 +99,7 @@ async function screenTests(): Promise<void> {
         ['/dashboard', 'overview', true], ['/dashboard/keys', 'keys', true], ['/dashboard/keys?revoked=show', 'keys-revoked-shown', true],
         [`/dashboard/keys/${longKey.id}/edit`, 'key-edit', true], [`/dashboard/keys/${longKey.id}/revoke`, 'key-revoke', true],
         ['/dashboard/routing', 'routing', true], ['/dashboard/credits', 'credits', true], ['/dashboard/requests', 'requests', true], ['/dashboard/models', 'models', true],
+        ['/dashboard/settings', 'settings', true],
       ] as const;
       for (const [path, name, axe] of pages) {
         await page.goto(path);

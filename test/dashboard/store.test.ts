@@ -1,4 +1,4 @@
-// The store methods the dashboard added: password checks, sessions, payments credited exactly once,
+// The store methods the dashboard added: password checks, sessions (listed, ended but the current one), password reset tokens, payments credited exactly once,
 // history filters and paging, per-day aggregates.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
@@ -40,6 +40,81 @@ backends(t, 'sessions: a token works until it ends or expires; only its hash is 
   t.teardown(() => db.close());
   const raw = (await db.all('SELECT * FROM dashboard_sessions')) as { token_hash: Buffer }[];
   t.ok(raw.length > 0 && raw.every((r) => !r.token_hash.toString('latin1').includes(s2.token)), 'the token itself is not in the database');
+});
+
+backends(t, 'sessions: listed per account with the current one marked, no secret; all but the current one end', async (t, backend) => {
+  let now = Date.UTC(2026, 0, 10);
+  const { store } = await freshStore(t, backend, { clock: () => now });
+  const a = await store.accounts.create({ email: 'list@example.com', password: 'password-1' });
+  const b = await store.accounts.create({ email: 'other@example.com', password: 'password-1' });
+  const old = await store.sessions.create(a.id, 60_000);
+  now += 1000;
+  const mine = await store.sessions.create(a.id, 120_000);
+  now += 1000;
+  const newest = await store.sessions.create(a.id, 60_000);
+  const bystander = await store.sessions.create(b.id, 60_000);
+  t.same(await store.sessions.listFor(a.id, mine.token), [
+    { createdAt: now, expiresAt: now + 60_000, current: false },
+    { createdAt: now - 1000, expiresAt: now - 1000 + 120_000, current: true },
+    { createdAt: now - 2000, expiresAt: now - 2000 + 60_000, current: false },
+  ], 'newest first, the asking browser\'s marked, times only');
+  t.same((await store.sessions.listFor(a.id)).map((s) => s.current), [false, false, false], 'no token: none is current');
+  now += 59_000;
+  t.equal((await store.sessions.listFor(a.id, mine.token)).length, 2, 'an expired session is not listed');
+  t.equal(await store.sessions.endOthers(a.id, mine.token), 2, 'the expired one and the newest ended');
+  t.ok(await store.sessions.get(mine.token), 'the current session stays');
+  t.equal(await store.sessions.get(newest.token), null);
+  t.equal(await store.sessions.get(old.token), null);
+  t.same((await store.sessions.listFor(a.id, mine.token)).map((s) => s.current), [true]);
+  t.ok(await store.sessions.get(bystander.token), 'another account\'s session stays');
+});
+
+backends(t, 'setPassword: keeps the session it is asked to keep, ends the account\'s others', async (t, backend) => {
+  const { store } = await freshStore(t, backend);
+  const a = await store.accounts.create({ email: 'keep@example.com', password: 'password-1' });
+  const [here, there] = [await store.sessions.create(a.id, 60_000), await store.sessions.create(a.id, 60_000)];
+  t.same(await store.accounts.setPassword(a.id, 'password-2', here.token), { sessionsEnded: 1 });
+  t.ok(await store.sessions.get(here.token), 'kept');
+  t.equal(await store.sessions.get(there.token), null, 'ended');
+  t.equal((await store.accounts.checkPassword('keep@example.com', 'password-2'))?.id, a.id);
+  t.same(await store.accounts.setPassword(a.id, 'password-3'), { sessionsEnded: 1 }, 'without one to keep, all end');
+  t.equal(await store.sessions.get(here.token), null);
+});
+
+backends(t, 'password resets: a token works once, until it expires; a newer one replaces it; only its hash is stored', async (t, backend) => {
+  let now = Date.UTC(2026, 0, 10);
+  const { store, dbPath } = await freshStore(t, backend, { clock: () => now });
+  const a = await store.accounts.create({ email: 'forgot@example.com', password: 'password-1' });
+  const b = await store.accounts.create({ email: 'other@example.com' });
+  const r = await store.passwordResets.create(a.id, 3_600_000);
+  t.match(r.token, /^[A-Za-z0-9_-]{43}$/, '256 random bits');
+  t.equal(r.expiresAt, now + 3_600_000);
+  t.same(await store.passwordResets.find(r.token), { accountId: a.id, expiresAt: now + 3_600_000 }, 'found without being used');
+  t.same(await store.passwordResets.find(r.token), { accountId: a.id, expiresAt: now + 3_600_000 }, 'still there');
+  t.equal(await store.passwordResets.find(r.token + 'x'), null);
+  t.equal(await store.passwordResets.consume(r.token + 'x'), null, 'an unknown token');
+  const raw = await openSql(dbPath, { readonly: true });
+  t.teardown(() => raw.close());
+  const rows = (await raw.all('SELECT * FROM password_resets')) as { token_hash: Buffer }[];
+  t.ok(rows.length === 1 && !rows[0].token_hash.toString('latin1').includes(r.token), 'the token itself is not in the database');
+
+  // Ten looks at once first: a PostgreSQL store then has ten connections open, and the ten uses go out together.
+  t.equal((await Promise.all(Array.from({ length: 10 }, () => store.passwordResets.find(r.token)))).filter(Boolean).length, 10);
+  const uses = await Promise.all(Array.from({ length: 10 }, () => store.passwordResets.consume(r.token)));
+  t.same(uses.filter((u) => u !== null), [a.id], '10 uses at once: one gets the account');
+  t.equal(await store.passwordResets.consume(r.token), null, 'used');
+  t.equal(await store.passwordResets.find(r.token), null);
+
+  const first = await store.passwordResets.create(a.id, 3_600_000);
+  const forB = await store.passwordResets.create(b.id, 3_600_000);
+  const second = await store.passwordResets.create(a.id, 3_600_000);
+  t.equal(await store.passwordResets.consume(first.token), null, 'a newer link for the account replaces the older');
+  t.ok(await store.passwordResets.find(forB.token), 'another account\'s link stays');
+  now += 3_600_000;
+  t.equal(await store.passwordResets.find(second.token), null, 'expired');
+  t.equal(await store.passwordResets.consume(second.token), null, 'an expired token is refused');
+  await store.passwordResets.create(b.id, 1000);
+  t.equal(await raw.value('SELECT COUNT(*) FROM password_resets'), 1, 'expired tokens are deleted');
 });
 
 backends(t, 'payments: pending until confirmed, credited exactly once, failures never undo a confirmation', async (t, backend) => {

@@ -22,7 +22,7 @@ t.test('help: --help, -h and help print the general usage, exit 0; no command: u
 });
 
 t.test('every command and group has its own help, exit 0, without a config file', async (t) => {
-  const commands = ['serve', 'config check', 'accounts create', 'accounts set-password', 'keys create', 'keys list', 'keys revoke',
+  const commands = ['serve', 'config check', 'accounts create', 'accounts set-password', 'accounts reset-link', 'keys create', 'keys list', 'keys revoke',
     'credits grant', 'credits show', 'routing set', 'requests show', 'requests list', 'db migrate', 'db copy', 'simulate'];
   for (const c of commands) {
     const r = gateway(...c.split(' '), '--help', '--config', '/nonexistent.yaml');

@@ -1,5 +1,5 @@
 // bin/gateway as an operator runs it: one-line errors for a port in use, the simulator's default
-// port, the password rule, set-password (SQLite and PostgreSQL), and what a restart says of the demo key.
+// port, the password rule, set-password and reset-link (SQLite and PostgreSQL), and what a restart says of the demo key.
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -121,6 +121,39 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     t.ok(await store.sessions.get(bystander.token), 'another account\'s session stays');
     t.equal((await store.accounts.checkPassword('ops@example.com', 'new-password'))?.id, ops.id);
     t.equal(await store.accounts.checkPassword('ops@example.com', 'old-password'), null);
+  });
+}
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  t.test(`accounts reset-link: a one-time link to the reset page, the newest one working, once [${backend}]`, async (t) => {
+    if (backend === 'postgres') {
+      const skip = await postgresSkip();
+      if (skip) return void t.plan(0, skip);
+    }
+    const file = await storeConfigFile(t, backend);
+    t.match(gateway('accounts', 'create', '--email', 'forgot@example.com', '--password', 'old-password', '--config', file), { code: 0 });
+    t.match(gateway('accounts', 'reset-link', '--email', 'nobody@example.com', '--config', file), { code: 1, err: /no account with email nobody@example\.com/ });
+    t.match(gateway('accounts', 'reset-link', '--email', 'forgot@example.com', '--base-url', 'example.com', '--config', file),
+      { code: 1, err: /--base-url: "example\.com" is not an http\(s\) address/ });
+
+    const path = gateway('accounts', 'reset-link', '--email', 'forgot@example.com', '--config', file);
+    t.equal(path.code, 0, path.err);
+    const first = /^\/dashboard\/reset\?token=([A-Za-z0-9_-]{43})$/m.exec(path.out);
+    t.ok(first, `without a base address, the link's path: ${path.out}`);
+    const r = gateway('accounts', 'reset-link', '--email', 'forgot@example.com', '--base-url', 'https://gw.example.com/', '--config', file, '--json');
+    t.equal(r.code, 0, r.err);
+    const out = JSON.parse(r.out);
+    t.match(out, { email: 'forgot@example.com', link: /^https:\/\/gw\.example\.com\/dashboard\/reset\?token=[A-Za-z0-9_-]{43}$/ });
+    t.ok(Date.parse(out.expiresAt) - Date.now() > 59 * 60_000 && Date.parse(out.expiresAt) - Date.now() <= 3_600_000, 'valid for an hour');
+
+    const store = openStore(loadConfig(file)); // the running server's view
+    t.teardown(() => store.close());
+    await store.sync();
+    const account = (await store.accounts.byEmail('forgot@example.com'))!;
+    const token = new URL(out.link).searchParams.get('token')!;
+    t.equal(await store.passwordResets.consume(first![1]), null, 'the newer link replaced the first');
+    t.equal(await store.passwordResets.consume(token), account.id, 'the link works');
+    t.equal(await store.passwordResets.consume(token), null, 'once');
   });
 }
 

@@ -18,6 +18,7 @@ const SESSION_ENDED: Notice = {
 const NOTICES: Record<string, Notice> = {
   'logged-out': { kind: 'info', text: 'You have logged out.' },
   'signed-out': { kind: 'info', text: 'Please log in to continue.' },
+  'password-reset': { kind: 'success', text: 'Your new password is set and every session of the account has ended. Log in with the new password.' },
 };
 
 function loginForm(ctx: PageContext, status: number, opts: { email?: string; notice?: Notice; next?: string; kept?: string } = {}): void {
@@ -35,6 +36,7 @@ function loginForm(ctx: PageContext, status: number, opts: { email?: string; not
       <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
       <button type="submit" class="button primary wide">Log in</button>
     </form>
+    <p class="muted center">Forgot your password? Ask your operator for a reset link.</p>
     <p class="muted center">${open ? html`New here? <a href="/dashboard/signup">Create an account</a>` : 'Accounts are created by the operator of this gateway.'}</p>`,
   }));
 }
@@ -62,10 +64,10 @@ function signupForm(ctx: PageContext, status: number, opts: { email?: string; no
 }
 
 /** The login limiter's name for an email at an address (both cut to a valid length: bounded memory). */
-const loginKey = (email: string, address: string) => `${email.toLowerCase().slice(0, 320)}\n${address.slice(0, 100)}`;
+export const loginKey = (email: string, address: string) => `${email.toLowerCase().slice(0, 320)}\n${address.slice(0, 100)}`;
 
 /** Refuse while the names must wait; true when refused. */
-function mustWait(ctx: PageContext, names: { address: string; login?: string }, again: (n: Notice) => void): boolean {
+export function mustWait(ctx: PageContext, names: { address: string; login?: string }, again: (n: Notice) => void): boolean {
   const wait = Math.max(ctx.limiters.address.retryAfter(names.address), names.login ? ctx.limiters.login.retryAfter(names.login) : 0);
   if (wait === 0) return false;
   const seconds = Math.ceil(wait / 1000);

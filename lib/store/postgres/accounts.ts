@@ -1,7 +1,7 @@
 // Accounts on PostgreSQL: an email (unique, compared case-insensitively) and an optional dashboard password hash.
 import type { Account, Accounts } from '../types.js';
 import { StoreError } from '../types.js';
-import { checkAccountPassword, normalEmail, toAccount, type AccountRow } from '../rows.js';
+import { checkAccountPassword, hashSessionToken, normalEmail, toAccount, type AccountRow } from '../rows.js';
 import { hashPassword } from '../password.js';
 import type { MonthClock } from '../month.js';
 import type { ChangeCounter } from './changes.js';
@@ -46,12 +46,13 @@ export class PgAccounts implements Accounts {
     return checkAccountPassword(await this.row(email), password);
   }
 
-  async setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }> {
+  async setPassword(accountId: number, password: string, keepSession?: string): Promise<{ sessionsEnded: number }> {
     const hash = await hashPassword(password);
+    const keep = keepSession === undefined ? null : hashSessionToken(keepSession);
     const sessionsEnded = await this.db.transaction(async (tx) => {
       const updated = await tx.query('UPDATE accounts SET password_hash = $1 WHERE id = $2 RETURNING id', [hash, accountId]);
       if (updated.length === 0) throw new StoreError('not_found', `no account with id ${accountId}`);
-      return (await tx.query('DELETE FROM dashboard_sessions WHERE account_id = $1 RETURNING 1', [accountId])).length;
+      return (await tx.query('DELETE FROM dashboard_sessions WHERE account_id = $1 AND token_hash IS DISTINCT FROM $2 RETURNING 1', [accountId, keep])).length;
     }, { durable: true });
     this.changes.bump();
     return { sessionsEnded };

@@ -2,7 +2,9 @@
 // order that satisfies the PostgreSQL schema's foreign keys (accounts before keys, holds and
 // payments before the journal entries that name them). Each table is read in key order, so rows are
 // streamed and the copy can be checked table by table. The SQLite-only schema_migrations is not
-// copied (the target has its own); neither is the nodes table (PostgreSQL only).
+// copied (the target has its own); neither is the nodes table (PostgreSQL only), nor
+// password_resets: a reset link lives an hour and is used once, so the operator makes a new one
+// after the move rather than a live secret being carried to another database.
 
 export interface CopiedTable {
   name: string;

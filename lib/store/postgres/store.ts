@@ -19,7 +19,7 @@ import { migrate } from './migrate.js';
 import { DEFAULT_NODE_TIMINGS, NodeRegistry, type NodeTimings } from './nodes.js';
 import { PgPayments } from './payments.js';
 import { PgRouting } from './routing.js';
-import { PgSessions } from './sessions.js';
+import { PgPasswordResets, PgSessions } from './sessions.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/dbname */
@@ -99,6 +99,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     ledger,
     history,
     sessions: new PgSessions(db, months),
+    passwordResets: new PgPasswordResets(db, months),
     payments: new PgPayments(db, ledger, months),
     location: db.location,
     nodeId: nodes.id,

@@ -2,7 +2,7 @@
 import type { Account, Accounts } from '../types.js';
 import { StoreError } from '../types.js';
 import { hashPassword } from '../password.js';
-import { checkAccountPassword, normalEmail, toAccount, type AccountRow } from '../rows.js';
+import { checkAccountPassword, hashSessionToken, normalEmail, toAccount, type AccountRow } from '../rows.js';
 import type { ChangeWatcher } from './changes.js';
 import type { MonthClock } from '../month.js';
 import type { Db } from './open.js';
@@ -18,14 +18,15 @@ export class SqliteAccounts implements Accounts {
       count: db.prepare('SELECT COUNT(*) FROM accounts').pluck(),
     };
     const setHash = db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?');
-    const endSessions = db.prepare('DELETE FROM dashboard_sessions WHERE account_id = ?');
-    this.replacePassword = db.transaction((id: number, hash: string) => {
+    // `IS NOT NULL` holds for every row: with no session to keep, all end.
+    const endSessions = db.prepare('DELETE FROM dashboard_sessions WHERE account_id = ? AND token_hash IS NOT ?');
+    this.replacePassword = db.transaction((id: number, hash: string, keep: Buffer | null) => {
       if (setHash.run(hash, id).changes === 0) throw new StoreError('not_found', `no account with id ${id}`);
-      return endSessions.run(id).changes;
+      return endSessions.run(id, keep).changes;
     });
   }
 
-  private readonly replacePassword: (id: number, hash: string) => number;
+  private readonly replacePassword: (id: number, hash: string, keep: Buffer | null) => number;
 
   async create(input: { email: string; password?: string }): Promise<Account> {
     const email = normalEmail(input.email);
@@ -61,8 +62,9 @@ export class SqliteAccounts implements Accounts {
     return checkAccountPassword(this.stmt.byEmail.get(email.trim()) as AccountRow | undefined, password);
   }
 
-  async setPassword(accountId: number, password: string): Promise<{ sessionsEnded: number }> {
-    const sessionsEnded = this.replacePassword(accountId, await hashPassword(password));
+  async setPassword(accountId: number, password: string, keepSession?: string): Promise<{ sessionsEnded: number }> {
+    const keep = keepSession === undefined ? null : hashSessionToken(keepSession);
+    const sessionsEnded = this.replacePassword(accountId, await hashPassword(password), keep);
     this.changes.bump();
     return { sessionsEnded };
   }

@@ -15,7 +15,7 @@ import { lockDatabase } from './lock.js';
 import { openDatabase, type Db } from './open.js';
 import { SqlitePayments } from './payments.js';
 import { SqliteRouting } from './routing.js';
-import { SqliteSessions } from './sessions.js';
+import { SqlitePasswordResets, SqliteSessions } from './sessions.js';
 import { StoreWriter } from './writer.js';
 
 /** Owner tokens of the stores open in this process: their holds are never "abandoned". */
@@ -76,6 +76,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     ledger,
     history,
     sessions: new SqliteSessions(db, months),
+    passwordResets: new SqlitePasswordResets(db, months),
     payments: new SqlitePayments(db, ledger, months),
     location: db.name,
     async sync() {
