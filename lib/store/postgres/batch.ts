@@ -157,6 +157,21 @@ function columns(rows: unknown[][], width: number): unknown[][] {
 }
 
 /**
+ * The batch's statements, prepared once per connection: planning these (CTEs over column arrays)
+ * cost the database more than running them for a batch of a few dozen rows.
+ */
+const prepared = {
+  INSERT_HISTORY: { name: 'gw_insert_history', text: INSERT_HISTORY },
+  COUNT_REFUSALS: { name: 'gw_count_refusals', text: COUNT_REFUSALS },
+  PRUNE_HISTORY: { name: 'gw_prune_history', text: PRUNE_HISTORY },
+  TOUCH_KEYS: { name: 'gw_touch_keys', text: TOUCH_KEYS },
+  END_HOLDS: { name: 'gw_end_holds', text: END_HOLDS },
+  END_LEASED: { name: 'gw_end_leased', text: END_LEASED },
+  SPEND_LEASES: { name: 'gw_spend_leases', text: SPEND_LEASES },
+  REPORT_LEASES: { name: 'gw_report_leases', text: REPORT_LEASES },
+};
+
+/**
  * The batch's statements, the ends of holds last: they lock the accounts' balance rows, which every
  * reserve of those accounts waits for, so those locks are held only until the commit right after,
  * never while another statement of the batch waits (a lock on the history, a slow prune).
@@ -166,32 +181,32 @@ async function write(tx: Tx, b: PgBatch, nodeId: string): Promise<void> {
     const cols = columns(b.history.map(historyValues), HISTORY_COLUMNS.length).map((col) => col.map(historyValue));
     const stream = HISTORY_COLUMNS.indexOf('stream');
     cols[stream] = cols[stream].map((v) => v === 1);
-    await tx.query(INSERT_HISTORY, cols);
+    await tx.query(prepared.INSERT_HISTORY, cols);
   }
   if (b.refusals.length) {
     const r = b.refusals;
-    await tx.query(COUNT_REFUSALS, [r.map((c) => historyValue(c.id)), r.map((c) => c.time), r.map((c) => c.accountId), r.map((c) => c.keyId),
+    await tx.query(prepared.COUNT_REFUSALS, [r.map((c) => historyValue(c.id)), r.map((c) => c.time), r.map((c) => c.accountId), r.map((c) => c.keyId),
       r.map((c) => c.route), r.map((c) => c.count)]);
   }
-  if (b.pruneBefore !== undefined) await tx.query(PRUNE_HISTORY, [b.pruneBefore]);
-  if (b.touches.size) await tx.query(TOUCH_KEYS, [[...b.touches.keys()], [...b.touches.values()]]);
+  if (b.pruneBefore !== undefined) await tx.query(prepared.PRUNE_HISTORY, [b.pruneBefore]);
+  if (b.touches.size) await tx.query(prepared.TOUCH_KEYS, [[...b.touches.keys()], [...b.touches.values()]]);
   if (b.ends.length) {
     const e = b.ends;
-    const [r] = await tx.query(END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
+    const [r] = await tx.query(prepared.END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
     b.notOpen = r.not_open;
   }
   if (b.leasedEnds.length) {
     const e = b.leasedEnds;
-    const [r] = await tx.query<{ unleased: string[]; spent: { a: number; o: string; c: number }[] }>(END_LEASED, [
+    const [r] = await tx.query<{ unleased: string[]; spent: { a: number; o: string; c: number }[] }>(prepared.END_LEASED, [
       e.map((x) => x.id), e.map((x) => x.accountId), e.map((x) => x.keyId), e.map((x) => x.requestId), e.map((x) => x.amount),
       e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.createdAt), e.map((x) => x.endedAt), e.map((x) => x.month),
       e.map((x) => x.owner), nodeId]);
     b.unleased = r.unleased;
-    if (r.spent.length) await tx.query(SPEND_LEASES, [r.spent.map((x) => x.a), r.spent.map((x) => x.o), r.spent.map((x) => x.c)]);
+    if (r.spent.length) await tx.query(prepared.SPEND_LEASES, [r.spent.map((x) => x.a), r.spent.map((x) => x.o), r.spent.map((x) => x.c)]);
   }
   if (b.leaseReports.length) {
     const l = b.leaseReports;
-    await tx.query(REPORT_LEASES, [l.map((x) => x.accountId), l.map((x) => x.owner), l.map((x) => x.returned), l.map((x) => x.seq), l.map((x) => x.inUse)]);
+    await tx.query(prepared.REPORT_LEASES, [l.map((x) => x.accountId), l.map((x) => x.owner), l.map((x) => x.returned), l.map((x) => x.seq), l.map((x) => x.inUse)]);
   }
 }
 
