@@ -167,3 +167,21 @@ t.test('a batch written twice (its first commit unconfirmed) charges, spends and
   t.equal(await sql.value(`SELECT COUNT(*)::int FROM journal WHERE kind = 'charge'`), 1, 'one charge');
   t.equal((await node.ledger.balance(a.accountId)).balance, 1 * USD - HOLD);
 });
+
+t.test('a node that stops hearing the lease channel returns its free lease and admits through the database', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const node = await serving(t, url, { ...manual, listenerTimings: { reconnectMinMs: 3_600_000, reconnectMaxMs: 3_600_000 } });
+  const ledger = node.ledger as import('../../../lib/store/postgres/ledger.js').PgLedger;
+  const a = await seedAccount(node, 1 * USD);
+  const held = await reserve(node, a);
+  t.ok(held.ok);
+  t.equal(ledger.groups.calls, 0, 'admitted on a lease');
+  const db = await openSql(url);
+  t.teardown(() => db.close());
+  await db.exec(`SELECT pg_terminate_backend(${node.listener!.pid})`);
+  await until('the listener noticed', () => !node.listener!.listening, 5000);
+  await node.flush();
+  t.match(await leaseRows(url), [{ amount: HOLD, in_use: HOLD }], 'only what its request holds is still leased');
+  t.ok((await reserve(node, a)).ok, 'the next request is admitted…');
+  t.equal(ledger.groups.calls, 1, '…by the database');
+});
