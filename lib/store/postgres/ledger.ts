@@ -132,7 +132,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
    * The database's figures for the account, less what this node has ended but not yet written (of
    * those, the ones the database does not show ended: a batch may be committed before its
    * confirmation). Held: the database's open holds, what other nodes' requests hold of their
-   * leases (as of their last batch), and what this node's hold of its own.
+   * leases (as of their last batch), and what this node's requests hold of its own.
    */
   async balance(accountId: number): Promise<BalanceSummary> {
     const pending = this.unwrittenEnds().filter((e) => e.accountId === accountId);
@@ -267,10 +267,11 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private async othersReturned(accountId: number): Promise<boolean> {
     const leases = this.leases!;
     leases.tighten(accountId);
-    const [r] = await this.db.query<{ owners: string[]; free: number }>(`SELECT ARRAY(SELECT owner FROM leases
+    // Other owners with lease not in use (as of their last batch), and this node's own lease.
+    const [r] = await this.db.query<{ owners: string[]; own: number }>(`SELECT ARRAY(SELECT owner FROM leases
         WHERE account_id = $1 AND owner <> $2 AND amount > in_use) AS owners,
-      (SELECT COALESCE(SUM(amount), 0)::BIGINT FROM leases WHERE account_id = $1 AND owner = $2) AS free`, [accountId, leases.owner]).catch(() => []);
-    if (!r || (r.owners.length === 0 && r.free === 0)) return false;
+      (SELECT COALESCE(SUM(amount), 0)::BIGINT FROM leases WHERE account_id = $1 AND owner = $2) AS own`, [accountId, leases.owner]).catch(() => []);
+    if (!r || (r.owners.length === 0 && r.own === 0)) return false;
     if (r.owners.length) {
       const returned = this.returnWaits.wait(accountId, r.owners, DRAIN_WAIT_MS);
       await this.notifyLeases('return', accountId).catch(() => {});
