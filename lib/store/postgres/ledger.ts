@@ -267,9 +267,10 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private async othersReturned(accountId: number): Promise<boolean> {
     const leases = this.leases!;
     leases.tighten(accountId);
-    // Other owners with lease not in use (as of their last batch), and this node's own lease.
+    // Other owners with a lease on the account (all of them: what they use of it is known only as of
+    // their last batch, and a node asked answers at once), and this node's own lease.
     const [r] = await this.db.query<{ owners: string[]; own: number }>(`SELECT ARRAY(SELECT owner FROM leases
-        WHERE account_id = $1 AND owner <> $2 AND amount > in_use) AS owners,
+        WHERE account_id = $1 AND owner <> $2 AND amount > 0) AS owners,
       (SELECT COALESCE(SUM(amount), 0)::BIGINT FROM leases WHERE account_id = $1 AND owner = $2) AS own`, [accountId, leases.owner]).catch(() => []);
     if (!r || (r.owners.length === 0 && r.own === 0)) return false;
     if (r.owners.length) {
