@@ -102,10 +102,15 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
       mayLease,
       schedule: () => this.batcher.schedule(),
       // Durable: a grant lost with a database crash's last commits would leave this node admitting on credit no longer held.
-      grow: (accountId, owner, want, min) => this.db.transaction(async (tx) => (await tx.query<{ granted: number; available: number }>(
-        'SELECT * FROM gateway_lease($1, $2, $3, $4, $5)', [accountId, owner, this.nodeId, want, min]))[0], { durable: true }),
+      grow: (accountId, owner, want, min) => this.db.transaction(async (tx) => (await tx.query<{ granted: number }>(
+        'SELECT granted FROM gateway_lease($1, $2, $3, $4, $5)', [accountId, owner, this.nodeId, want, min]))[0].granted, { durable: true }),
     });
     return this.leases;
+  }
+
+  /** Lease calls made (0 without leases). */
+  get leaseGrows(): number {
+    return this.leases?.grows ?? 0;
   }
 
   /** A message on the lease channel for this store's schema (see leases.ts): what, the account, the owner saying it. */

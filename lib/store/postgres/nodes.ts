@@ -1,8 +1,8 @@
 // The gateway processes sharing the database. Each store registers itself as a node (a random id
 // per process), heartbeats every HEARTBEAT_MS and sweeps every SWEEP_MS: a node whose heartbeat is
 // older than NODE_DEAD_AFTER_MS (on the database's clock) is gone, and any other node releases its
-// open holds and deletes its row. A hold is ended by a conditional UPDATE … WHERE status = 'open',
-// so when the owner and a sweeper race, exactly one of them ends it. A dead node's holds are thus
+// open holds, deletes its credit leases (leases.ts) and deletes its row. A hold is ended by a conditional UPDATE … WHERE status = 'open',
+// so when the owner and a sweeper race, exactly one of them ends it. A dead node's holds and leases are thus
 // released within NODE_DEAD_AFTER_MS + SWEEP_MS of its last heartbeat (about 12 seconds).
 // A node that was only slow (its event loop or its connection stalled past the bound) finds its
 // row gone at its next heartbeat: it registers again and says so; the charges of the holds the
@@ -118,7 +118,7 @@ export class NodeRegistry {
     if (Number(r.beat) > 0 || this.stopped) return;
     // Swept: its leases are gone, and their credit may be leased by others already.
     this.takenForDead?.();
-    this.log('error', 'store: this node was taken for dead (no heartbeat within the bound) and other nodes released its holds; ' +
+    this.log('error', 'store: this node was taken for dead (no heartbeat within the bound) and other nodes released its holds and leases; ' +
       'charges of requests it had in flight are not recorded. It registers again.', { node: this.id, dead_after_ms: this.timings.deadAfterMs });
     const again = this.clock();
     await this.db.query(REGISTER, [this.id, hostname(), process.pid]);

@@ -34,7 +34,7 @@ export interface PostgresStoreOptions {
   historyRetentionMs?: number;
   /** sync() asks the database at most this often while not listening (see ChangeCounter); 0: at every call. */
   changePollMs?: number;
-  /** Keep a connection listening for changes (the serving gateway; see ChangeListener). */
+  /** Keep a connection listening for changes and for lease messages, and admit on leased credit (the serving gateway; see ChangeListener, leases.ts). */
   listen?: boolean;
   /** The listener's safety read and reconnect delays (tests change them). */
   listenerTimings?: Partial<ListenerTimings>;
@@ -42,8 +42,6 @@ export interface PostgresStoreOptions {
   nodeTimings?: Partial<NodeTimings>;
   /** Connections in the pool. */
   poolSize?: number;
-  /** With `listen`: admit on leased credit (default true; see leases.ts). */
-  leases?: boolean;
 }
 
 export type PostgresStore = Store & {
@@ -75,7 +73,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   }, () => {}); // a failed opening is every query's error (sync() reports it)
   const batcher = new WriteBatcher(pgExecutor(db, nodes.id), newPgBatch, opts.commitIntervalMs, { log, maxUnwrittenRows: opts.maxUnwrittenRows });
   const ledger = new PgLedger(db, batcher, changes, months, nodes.id, log);
-  if (listener && opts.leases !== false) {
+  if (listener) {
     // A serving node admits on leased credit (leases.ts) while it hears the lease channel and beats.
     const book = ledger.enableLeases(() => listener.listening && nodes.beatRecently(VALIDITY_MARGIN_MS), opts.clock, () => listener.listeningSchema);
     listener.leaseMessage = (what, accountId, owner) => ledger.heardOnLeaseChannel(what, accountId, owner);

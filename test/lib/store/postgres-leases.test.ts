@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import type { PostgresStore } from '../../../lib/store/postgres/store.js';
 import { newPgBatch, pgExecutor, type PgBatch } from '../../../lib/store/postgres/batch.js';
 import { Db } from '../../../lib/store/postgres/db.js';
+import { LEASE_HOLDS, LOW_WATER_HOLDS } from '../../../lib/store/postgres/leases.js';
 import { silentLogger } from '../../../lib/log.js';
 import type { ReserveResult } from '../../../lib/store/types.js';
 import { checkInvariants } from '../../helpers/invariants.js';
@@ -55,6 +56,7 @@ t.test('in steady state a serving node admits with no round trip: one lease call
   }
   t.ok(holds.every((h) => h.ok), 'all admitted');
   t.equal(ledger.groups.calls, 0, 'no reserve went to the database');
+  t.ok(ledger.leaseGrows >= 1 && ledger.leaseGrows <= 200 / (LEASE_HOLDS - LOW_WATER_HOLDS) + 1, `one lease call per many holds (${ledger.leaseGrows} for 200)`);
   t.ok(synchronous >= 190, `admitted at once, without waiting for anything (${synchronous} of 200)`);
   await node.flush();
   t.equal((await node.ledger.balance(a.accountId)).balance, 100 * USD - 200 * (HOLD / 2), 'each charged once, at its end');
