@@ -2,7 +2,8 @@
 // or Stripe's crypto payment method for stablecoins), recorded as a pending payment; the signed
 // webhook confirms it, and only then is the balance credited (exactly once, see Payments.confirm).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
+import { loadStripe } from '../optional-packages.js';
 import type { StripeConfig } from '../config-types.js';
 import type { Logger } from '../log.js';
 import { readBody } from '../body.js';
@@ -22,7 +23,7 @@ export function stripeClient(cfg: StripeConfig): Stripe {
   if (!client) {
     const base = cfg.api_base ? new URL(cfg.api_base) : undefined;
     const protocol = base?.protocol === 'http:' ? 'http' : 'https';
-    client = new Stripe(cfg.secret_key, {
+    client = new (loadStripe())(cfg.secret_key, {
       maxNetworkRetries: 2,
       timeout: 20_000,
       appInfo: { name: 'llm-gateway' },

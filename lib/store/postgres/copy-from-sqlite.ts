@@ -12,7 +12,8 @@
 //   PAGE_ROWS rows, so memory stays bounded however long the history is.
 // * Before COMMIT the copy is verified (copy-verify.ts); any mismatch rolls everything back.
 import Database from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../../optional-packages.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { GatewayConfig } from '../../config-types.js';
@@ -65,7 +66,7 @@ export async function copySqliteToPostgres(from: string, config: GatewayConfig, 
     const { location, applied } = await migrateStore(config);
     const source = new Database(path, { readonly: true, fileMustExist: true });
     source.defaultSafeIntegers(true); // exact integers whatever their size
-    const target = new pg.Client({ connectionString: url, application_name: 'llm-gateway db copy' });
+    const target = new (loadPg().Client)({ connectionString: url, application_name: 'llm-gateway db copy' });
     target.on('error', () => {}); // a broken connection fails the next query, which rolls back
     try {
       await target.connect().catch((err) => {

@@ -6,7 +6,8 @@
 // returns without waiting for the WAL flush, like the SQLite store's synchronous = NORMAL; a crash
 // of the database server (not of a node) may lose the last few hundred milliseconds of holds and
 // batches, never the consistency of what remains. Credits (grants, top-ups) commit synchronously.
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../../optional-packages.js';
 import type { Logger } from '../../log.js';
 import { StoreError } from '../types.js';
 
@@ -20,7 +21,7 @@ function parseInt8(text: string): number {
 
 export const types = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === INT8_OID && format !== 'binary' ? parseInt8 : loadPg().types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /** How long a node waits for a connection, and for a statement, before it answers 503. */
@@ -73,7 +74,7 @@ export class Db {
 
   constructor(url: string, log: Logger, max = 10) {
     this.location = redact(url);
-    this.pool = new pg.Pool({
+    this.pool = new (loadPg().Pool)({
       connectionString: withSessionOptions(url, '-c synchronous_commit=off'),
       max,
       types,

@@ -15,7 +15,8 @@
 // the connection counts as broken and polling takes over: a change made during such a silence is
 // seen within LISTENING_POLL_MS + QUERY_TIMEOUT_MS instead of never. Once a second is one
 // single-row read per node, a tenth of what polling for every serving node's 100 ms bound costs.
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../../optional-packages.js';
 import type { Logger } from '../../log.js';
 import type { ChangeCounter } from './changes.js';
 import { CONNECT_TIMEOUT_MS, types } from './db.js';
@@ -83,7 +84,7 @@ export class ChangeListener {
   private async connect(): Promise<void> {
     this.retryTimer = undefined;
     if (this.stopped) return;
-    const client = new pg.Client({
+    const client = new (loadPg().Client)({
       connectionString: this.url, types, keepAlive: true, application_name: this.name,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS,
     });
