@@ -42,7 +42,7 @@ const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
   --duration S       measured seconds per run (default 3)
   --warmup S         unmeasured seconds before each run (default 0.5)
-  --concurrency N    closed-loop requests in flight (default 32)
+  --concurrency N    closed-loop requests in flight (default 50: the peak RSS target's load)
   --rounds N         closed-loop runs per server, interleaved, every other round in reverse order;
                      the median is reported. Open-loop runs are split into as many interleaved
                      slices, their answers pooled (default 4, --quick 1)
@@ -92,7 +92,7 @@ function options(argv: string[]): Options | undefined {
   return {
     durationMs: positive('duration', values.duration, values.quick ? 1 : 3) * 1000,
     warmupMs: positive('warmup', values.warmup, values.quick ? 0.3 : 0.5) * 1000,
-    concurrency: Math.round(positive('concurrency', values.concurrency, 32)),
+    concurrency: Math.round(positive('concurrency', values.concurrency, 50)),
     rounds: Math.round(positive('rounds', values.rounds, values.quick ? 1 : 4)),
     rates: (values.rates ?? '200,1000').split(',').map((r) => positive('rates', r, 0)),
     scenarios: only ? scenarios.filter((s) => only.includes(s.id)) : scenarios,
