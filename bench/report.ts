@@ -110,15 +110,17 @@ function roundRatios(a: RunFigures | undefined, b: RunFigures | undefined, serie
 }
 
 /**
- * `a` against `b`. With interleaved rounds: the median of the round-by-round ratios (the lower
- * middle one of an even count), each from two runs measured back to back, so a machine that is
- * slower for a while slows both sides of a ratio; a ratio of the two medians can pair runs from
- * different rounds. With one round: the plain ratio.
+ * `a` against `b`. With interleaved rounds: the median of the round-by-round ratios, each from two
+ * runs measured back to back, so a machine that is slower for a while slows both sides of a ratio;
+ * a ratio of the two medians can pair runs from different rounds. Of an even count, the middle one
+ * on the worse side, so a target is not passed on the kinder pick: the lower for throughput, the
+ * higher for CPU. With one round: the plain ratio.
  */
 function pairedRatio(a: RunFigures | undefined, b: RunFigures | undefined, series: RoundSeries): number | undefined {
   const rounds = roundRatios(a, b, series);
   if (!rounds) return ratio(a?.[SINGLE[series]], b?.[SINGLE[series]]);
-  return [...rounds].sort((p, q) => p - q)[Math.floor((rounds.length - 1) / 2)];
+  const middle = (rounds.length - 1) / 2;
+  return [...rounds].sort((p, q) => p - q)[series === 'roundCpuUsPerReq' ? Math.ceil(middle) : Math.floor(middle)];
 }
 
 /** Throughput of `a` against `b`, paired round by round (see pairedRatio). */

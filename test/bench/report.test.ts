@@ -60,9 +60,12 @@ function runsOf(sides: Partial<Record<RunFigures['via'], Side>>): RunFigures[] {
 
 const direct: Side = { req: [2000, 2000, 2000, 2000], p50: 1.0, p99: 2.0, ttfb: 0.5 };
 const bare: Side = { req: [1000, 1000, 1000, 1000], cpu: [100, 100, 100, 100], p50: 1.3, p99: 3.0, ttfb: 0.7 };
-/** Within every target: CPU 1.4 to 1.7x, throughput 0.45 to 0.6x round by round (medians 1.5x, 0.5x), latency 0.15/0.9/0.15 ms over the bare proxy's. */
+/**
+ * Within every target: CPU 1.4 to 1.7x, throughput 0.45 to 0.6x round by round (of the two middle
+ * rounds, the worse: 1.6x, 0.5x), latency 0.15/0.9/0.15 ms over the bare proxy's.
+ */
 const good: Side = { req: [600, 500, 550, 450], cpu: [150, 160, 170, 140], p50: 1.45, p99: 3.9, ttfb: 0.85 };
-/** Over every target: CPU median 2.1x, throughput median 0.48x, latency 0.3/1.2/0.3 ms over the bare proxy's. */
+/** Over every target: CPU 2.2x (the middle rounds 2.1x and 2.2x), throughput 0.48x, latency 0.3/1.2/0.3 ms over the bare proxy's. */
 const bad: Side = { req: [480, 490, 400, 700], cpu: [220, 210, 230, 190], p50: 1.6, p99: 4.2, ttfb: 1.0 };
 
 async function coreTargets(gateway: Side, other = {}) {
@@ -78,13 +81,13 @@ async function coreTargets(gateway: Side, other = {}) {
   };
 }
 
-t.test("CPU per request: at most 2.0x the bare proxy's, paired round by round, non-stream and stream", async (t) => {
+t.test("CPU per request: at most 2.0x the bare proxy's, paired round by round (of an even count the higher middle round), non-stream and stream", async (t) => {
   const ok = await coreTargets(good);
-  t.match(ok('CPU per request vs bare proxy (non-stream'), { gateway: '150 µs', bare: '100 µs', measured: '1.50x', goal: '<= 2.0x', spread: '1.40x–1.70x', worst: 'chat-chat-json', pass: true });
-  t.match(ok('CPU per request vs bare proxy (20-chunk streams)'), { measured: '1.50x', worst: 'chat-chat-stream', pass: true });
+  t.match(ok('CPU per request vs bare proxy (non-stream'), { gateway: '150 µs', bare: '100 µs', measured: '1.60x', goal: '<= 2.0x', spread: '1.40x–1.70x', worst: 'chat-chat-json', pass: true });
+  t.match(ok('CPU per request vs bare proxy (20-chunk streams)'), { measured: '1.60x', worst: 'chat-chat-stream', pass: true });
   const over = await coreTargets(bad);
-  t.match(over('CPU per request vs bare proxy (non-stream'), { gateway: '220 µs', measured: '2.10x', spread: '1.90x–2.30x', pass: false });
-  t.match(over('CPU per request vs bare proxy (20-chunk streams)'), { measured: '2.10x', pass: false });
+  t.match(over('CPU per request vs bare proxy (non-stream'), { gateway: '220 µs', measured: '2.20x', spread: '1.90x–2.30x', pass: false });
+  t.match(over('CPU per request vs bare proxy (20-chunk streams)'), { measured: '2.20x', pass: false });
 });
 
 t.test("saturated throughput: at least 0.5x the bare proxy's, the median of the rounds' ratios", async (t) => {
@@ -130,5 +133,5 @@ t.test("the targets table shows the gateway's figure, the bare proxy's, the goal
   const target = (await coreTargets(good))('CPU per request vs bare proxy (non-stream');
   const [header, row] = targetsReport([target]).split('\n');
   t.match(header, /^target\s+gateway\s+bare proxy\s+measured \(worst\)\s+goal\s+rounds min–max\s+where\s+verdict$/);
-  t.match(row, /150 µs\s+100 µs\s+1\.50x\s+<= 2\.0x\s+1\.40x–1\.70x\s+chat-chat-json\s+PASS$/);
+  t.match(row, /150 µs\s+100 µs\s+1\.60x\s+<= 2\.0x\s+1\.40x–1\.70x\s+chat-chat-json\s+PASS$/);
 });
