@@ -42,7 +42,7 @@ const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
   --duration S       measured seconds per run (default 3)
   --warmup S         unmeasured seconds before each run (default 0.5)
-  --concurrency N    closed-loop requests in flight (default 32)
+  --concurrency N    closed-loop requests in flight (default 50: the peak RSS target's load)
   --rounds N         closed-loop runs per server, interleaved, every other round in reverse order;
                      the median is reported. Open-loop runs are split into as many interleaved
                      slices, their answers pooled (default 4, --quick 1)
@@ -92,7 +92,7 @@ function options(argv: string[]): Options | undefined {
   return {
     durationMs: positive('duration', values.duration, values.quick ? 1 : 3) * 1000,
     warmupMs: positive('warmup', values.warmup, values.quick ? 0.3 : 0.5) * 1000,
-    concurrency: Math.round(positive('concurrency', values.concurrency, 32)),
+    concurrency: Math.round(positive('concurrency', values.concurrency, 50)),
     rounds: Math.round(positive('rounds', values.rounds, values.quick ? 1 : 4)),
     rates: (values.rates ?? '200,1000').split(',').map((r) => positive('rates', r, 0)),
     scenarios: only ? scenarios.filter((s) => only.includes(s.id)) : scenarios,
@@ -363,15 +363,18 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
 
 /**
  * The run with the median throughput (the lower middle one of an even count), marked with the
- * round count and every round's throughput in round order.
+ * round count and every round's throughput and CPU per request in round order.
  */
 function medianRun(runs: RunFigures[]): RunFigures {
   const sorted = [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec);
   const peaks = runs.flatMap((r) => (r.peakRssMb === undefined ? [] : [r.peakRssMb]));
+  const cpu = runs.flatMap((r) => (r.cpuUsPerReq === undefined ? [] : [r.cpuUsPerReq]));
   return {
     ...sorted[Math.floor((sorted.length - 1) / 2)],
     rounds: runs.length,
     roundReqPerSec: runs.map((r) => r.reqPerSec),
+    // Paired round by round with another server's, like the throughput (the CPU targets are ratios to the bare proxy's).
+    ...(cpu.length === runs.length ? { roundCpuUsPerReq: cpu } : {}),
     ...(peaks.length ? { peakRssMb: Math.max(...peaks) } : {}),
   };
 }
@@ -553,7 +556,10 @@ function report(
     if (v.gatewayCpuUs) v.percentOfRequestCpu = (v.validateUs / v.gatewayCpuUs) * 100;
   }
   const atRate = o.rates[o.rates.length - 1];
-  const targets = checkTargets(results, validation, peak.gateway, atRate);
+  const targets = checkTargets(results, validation, atRate, {
+    peakRssMb: { gateway: peak.gateway, bare: peak.bare },
+    billingHooksUs: { busy: billingHooks.busy.usPerRequest, single: billingHooks.single.usPerRequest },
+  });
 
   const out = [
     '',
@@ -596,7 +602,9 @@ function report(
           '',
         ]
       : []),
-    'Targets:',
+    'Targets (the core ones relative to the bare proxy in this run, issue 18; billing on, passthrough scenarios): gateway and',
+    'bare proxy are the two figures of the worst scenario; measured is their ratio (closed loop: the median of the rounds\' own',
+    'ratios) or the difference of their added latencies over direct; rounds min–max: that ratio round by round.',
     targetsReport(targets),
     ...(untested.length ? ['', 'Not measured:', ...untested.map((u) => `  - ${u.split('\n')[0]}`)] : []),
     '',

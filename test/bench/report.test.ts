@@ -32,10 +32,106 @@ t.test('PostgreSQL mode targets: added p50 over SQLite mode, throughput against 
     fig('gateway', 'closed', 1000, 1), fig('gateway-pg', 'closed', 790, 1), fig('gateway-pg-2', 'closed', 800, 1),
     fig('gateway', 'open', 1000, 1.0), fig('gateway-pg', 'open', 1000, 1.25), fig('gateway-pg-2', 'open', 1000, 1.5),
   ];
-  const targets = checkTargets([{ scenario: scenarios[0], runs }], [], undefined, 1000);
+  const targets = checkTargets([{ scenario: scenarios[0], runs }], [], 1000);
   const target = (name: string) => targets.find((x) => x.name.trim().startsWith(name))!;
   t.match(target('PostgreSQL 1 node: added p50'), { measured: '+0.25 ms', pass: true });
   t.match(target('2 nodes: added p50 over SQLite'), { measured: '+0.50 ms', pass: undefined });
   t.match(target('PostgreSQL 1 node vs SQLite throughput'), { measured: '79.0%', pass: false });
   t.match(target('PostgreSQL 2 nodes vs 1 node'), { measured: '101.3%', pass: true });
+});
+
+// Issue 18: the core targets against the bare node:http proxy of the same run, billing on, passthrough.
+/** One server's figures in a scenario: closed-loop rounds (throughput, CPU per request) and open-loop latency at 1,000 req/s. */
+interface Side {
+  req: number[];
+  cpu?: number[];
+  p50: number;
+  p99: number;
+  ttfb: number;
+}
+
+function runsOf(sides: Partial<Record<RunFigures['via'], Side>>): RunFigures[] {
+  const base = { ok: 1, errors: 0, cpuPercent: { loadgen: 0, simulator: 0, others: 0 } };
+  return Object.entries(sides).flatMap(([via, s]) => [
+    { ...base, via, loop: 'closed', concurrency: 50, reqPerSec: s.req[0], roundReqPerSec: s.req, cpuUsPerReq: s.cpu?.[0], roundCpuUsPerReq: s.cpu, p50Ms: 1, p99Ms: 1 },
+    { ...base, via, loop: 'open', rate: 1000, reqPerSec: 1000, p50Ms: s.p50, p99Ms: s.p99, ttfbP50Ms: s.ttfb },
+  ] as RunFigures[]);
+}
+
+const direct: Side = { req: [2000, 2000, 2000, 2000], p50: 1.0, p99: 2.0, ttfb: 0.5 };
+const bare: Side = { req: [1000, 1000, 1000, 1000], cpu: [100, 100, 100, 100], p50: 1.3, p99: 3.0, ttfb: 0.7 };
+/**
+ * Within every target: CPU 1.4 to 1.7x, throughput 0.45 to 0.6x round by round (of the two middle
+ * rounds, the worse: 1.6x, 0.5x), latency 0.15/0.9/0.15 ms over the bare proxy's.
+ */
+const good: Side = { req: [600, 500, 550, 450], cpu: [150, 160, 170, 140], p50: 1.45, p99: 3.9, ttfb: 0.85 };
+/** Over every target: CPU 2.2x (the middle rounds 2.1x and 2.2x), throughput 0.48x, latency 0.3/1.2/0.3 ms over the bare proxy's. */
+const bad: Side = { req: [480, 490, 400, 700], cpu: [220, 210, 230, 190], p50: 1.6, p99: 4.2, ttfb: 1.0 };
+
+async function coreTargets(gateway: Side, other = {}) {
+  const { checkTargets } = await import('../../bench/report.js');
+  const { scenarios } = await import('../../bench/scenarios.js');
+  const passthrough = scenarios.filter((s) => s.client === s.upstream).slice(0, 2); // chat-chat-json, chat-chat-stream
+  const results = passthrough.map((scenario) => ({ scenario, runs: runsOf({ direct, 'bare-proxy': bare, gateway }) }));
+  const targets = checkTargets(results, [], 1000, other);
+  return (name: string) => {
+    const found = targets.find((x) => x.name.startsWith(name));
+    if (!found) throw new Error(`no target ${name}`);
+    return found;
+  };
+}
+
+t.test("CPU per request: at most 2.0x the bare proxy's, paired round by round (of an even count the higher middle round), non-stream and stream", async (t) => {
+  const ok = await coreTargets(good);
+  t.match(ok('CPU per request vs bare proxy (non-stream'), { gateway: '150 µs', bare: '100 µs', measured: '1.60x', goal: '<= 2.0x', spread: '1.40x–1.70x', worst: 'chat-chat-json', pass: true });
+  t.match(ok('CPU per request vs bare proxy (20-chunk streams)'), { measured: '1.60x', worst: 'chat-chat-stream', pass: true });
+  const over = await coreTargets(bad);
+  t.match(over('CPU per request vs bare proxy (non-stream'), { gateway: '220 µs', measured: '2.20x', spread: '1.90x–2.30x', pass: false });
+  t.match(over('CPU per request vs bare proxy (20-chunk streams)'), { measured: '2.20x', pass: false });
+});
+
+t.test("saturated throughput: at least 0.5x the bare proxy's, the median of the rounds' ratios", async (t) => {
+  t.match((await coreTargets(good))('saturated throughput'),
+    { gateway: '600 req/s', bare: '1000 req/s', measured: '0.50x', goal: '>= 0.50x', spread: '0.45x–0.60x', pass: true });
+  t.match((await coreTargets(bad))('saturated throughput'), { measured: '0.48x', spread: '0.40x–0.70x', pass: false });
+});
+
+t.test("added latency at the open-loop rate: over the bare proxy's added p50 +0.2 ms, p99 +1.0 ms, first stream byte +0.2 ms", async (t) => {
+  const ok = await coreTargets(good);
+  t.match(ok('added p50 at 1000 req/s'), { gateway: '+0.45 ms', bare: '+0.30 ms', measured: '+0.15 ms', goal: '<= +0.2 ms', pass: true });
+  t.match(ok('added p99 at 1000 req/s'), { gateway: '+1.90 ms', bare: '+1.00 ms', measured: '+0.90 ms', goal: '<= +1.0 ms', pass: true });
+  t.match(ok('added stream first byte'), { gateway: '+0.35 ms', bare: '+0.20 ms', measured: '+0.15 ms', worst: 'chat-chat-stream', pass: true });
+  const over = await coreTargets(bad);
+  t.match(over('added p50 at 1000 req/s'), { measured: '+0.30 ms', pass: false });
+  t.match(over('added p99 at 1000 req/s'), { measured: '+1.20 ms', pass: false });
+  t.match(over('added stream first byte'), { measured: '+0.30 ms', pass: false });
+});
+
+t.test('one round (--quick): the plain ratio of the runs, no spread', async (t) => {
+  const once = (s: Side): Side => ({ ...s, req: s.req.slice(0, 1), cpu: s.cpu?.slice(0, 1) });
+  const { checkTargets } = await import('../../bench/report.js');
+  const { scenarios } = await import('../../bench/scenarios.js');
+  const targets = checkTargets([{ scenario: scenarios[0], runs: runsOf({ direct: once(direct), 'bare-proxy': once(bare), gateway: once(good) }) }], [], 1000);
+  const cpu = targets.find((x) => x.name.startsWith('CPU per request vs bare proxy (non-stream'))!;
+  t.match(cpu, { measured: '1.50x', pass: true });
+  t.equal(cpu.spread, undefined);
+  t.match(targets.find((x) => x.name.startsWith('saturated throughput')), { measured: '0.60x', pass: true });
+});
+
+t.test("peak RSS at most 150 MB, the bare proxy's beside it; billing hooks at most 25 µs per request, the worse of the two loads", async (t) => {
+  const ok = await coreTargets(good, { peakRssMb: { gateway: 140, bare: 60 }, billingHooksUs: { busy: 12, single: 20 } });
+  t.match(ok('peak RSS'), { gateway: '140.0 MB', bare: '60.0 MB', goal: '<= 150 MB', pass: true });
+  t.match(ok("billing hooks' event-loop work"), { measured: '20.0 µs', worst: 'in-process, 1 per turn', goal: '<= 25 µs', pass: true });
+  const over = await coreTargets(good, { peakRssMb: { gateway: 160.5 }, billingHooksUs: { busy: 30, single: 20 } });
+  t.match(over('peak RSS'), { measured: '160.5 MB', pass: false });
+  t.match(over("billing hooks' event-loop work"), { measured: '30.0 µs', worst: 'in-process, 8 per turn', pass: false });
+  t.match((await coreTargets(good))('peak RSS'), { measured: 'not measured', pass: undefined });
+});
+
+t.test("the targets table shows the gateway's figure, the bare proxy's, the goal, the spread and the verdict", async (t) => {
+  const { targetsReport } = await import('../../bench/report.js');
+  const target = (await coreTargets(good))('CPU per request vs bare proxy (non-stream');
+  const [header, row] = targetsReport([target]).split('\n');
+  t.match(header, /^target\s+gateway\s+bare proxy\s+measured \(worst\)\s+goal\s+rounds min–max\s+where\s+verdict$/);
+  t.match(row, /150 µs\s+100 µs\s+1\.60x\s+<= 2\.0x\s+1\.40x–1\.70x\s+chat-chat-json\s+PASS$/);
 });
