@@ -125,8 +125,9 @@ export class Db {
   /**
    * Run `fn` in a transaction on one connection; committed when it resolves, rolled back when it
    * throws. `durable`: the commit waits for the WAL flush (credits must survive a crash).
+   * `genericPlans`: prepared statements run their generic plan (see BATCH_OPTIONS in batch.ts).
    */
-  async transaction<T>(fn: (tx: Tx) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, opts: { durable?: boolean; genericPlans?: boolean } = {}): Promise<T> {
     await this.opening;
     let client: pg.PoolClient;
     try {
@@ -144,7 +145,11 @@ export class Db {
     const onError = (err: Error) => (broken ??= err);
     client.on('error', onError);
     try {
-      await client.query(opts.durable ? 'BEGIN; SET LOCAL synchronous_commit = on' : 'BEGIN');
+      // One round trip: the settings ride with BEGIN.
+      let begin = 'BEGIN';
+      if (opts.durable) begin += '; SET LOCAL synchronous_commit = on';
+      if (opts.genericPlans) begin += '; SET LOCAL plan_cache_mode = force_generic_plan';
+      await client.query(begin);
       const result = await fn(tx);
       await client.query('COMMIT');
       return result;
