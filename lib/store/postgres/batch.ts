@@ -49,39 +49,32 @@ export interface PgBatch {
 export const newPgBatch = (): PgBatch => ({ ends: [], leasedEnds: [], leaseReports: [], history: [], refusals: [], touches: new Map() });
 
 /**
- * End the holds still open, and post the charges of those it ended: a hold another node released
- * (it took this node for dead) is neither ended again nor charged. The balance and month spend
- * change by the charges posted, accounts and keys in id order (the lock order).
+ * End the batch's holds and post their charges, in one statement for both kinds, so that one upsert
+ * per table locks every balance row in account order and every month-spend row in key order: two
+ * nodes' batches never lock the same rows in crossing orders (with a statement per kind, a batch
+ * ending a database-admitted hold of account 2 and a leased one of account 1 deadlocked with one
+ * ending the reverse). Holds admitted through the database are ended if still open: a hold another
+ * node released (it took this node for dead) is neither ended again nor charged. Holds admitted on
+ * leases (see leases.ts) reach the database only now, ended; one already written (this batch's
+ * earlier attempt committed) is skipped, so its charge is posted once, and one whose lease is gone
+ * (swept: its node was taken for dead, and the credit may have been leased again) is written
+ * released, uncharged. The leased charges are returned per lease, for SPEND_LEASES.
  */
-const END_HOLDS = `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
-    AS v(id, status, charged, ended_at, month)),
-  ended AS (UPDATE holds h SET status = v.status, charged = v.charged, ended_at = v.ended_at FROM v
-    WHERE h.id = v.id AND h.status = 'open' RETURNING h.id, h.account_id, h.key_id, h.charged, h.ended_at, v.month),
-  charges AS (INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at)
-    SELECT account_id, key_id, 'charge', -charged, id, ended_at FROM ended WHERE charged > 0 ORDER BY id),
-  balance AS (INSERT INTO balances AS b (account_id, balance)
-    SELECT account_id, -SUM(charged) FROM ended WHERE charged > 0 GROUP BY account_id ORDER BY account_id
-    ON CONFLICT (account_id) DO UPDATE SET balance = b.balance + excluded.balance),
-  spend AS (INSERT INTO key_spend AS s (key_id, month, spent)
-    SELECT key_id, month, SUM(charged) FROM ended WHERE charged > 0 GROUP BY key_id, month ORDER BY key_id, month
-    ON CONFLICT (key_id, month) DO UPDATE SET spent = s.spent + excluded.spent)
-  SELECT ARRAY(SELECT id FROM v EXCEPT SELECT id FROM ended) AS not_open`;
-
-/**
- * Write the holds admitted on leases, ended. A hold already written (this batch's earlier attempt
- * committed) is skipped, so its charge is posted once. A hold whose lease is gone (swept: its node
- * was taken for dead, and the credit may have been leased again) is written released, uncharged.
- * The charges leave the balance, the key's month spend and the lease they were held on together.
- */
-const END_LEASED = `WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[],
-      $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])
+const END_HOLDS = `WITH d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
+    AS d(id, status, charged, ended_at, month)),
+  v AS (SELECT * FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::bigint[], $11::text[],
+      $12::bigint[], $13::bigint[], $14::bigint[], $15::text[], $16::text[])
     AS v(id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, month, owner)),
+  ended AS (UPDATE holds h SET status = d.status, charged = d.charged, ended_at = d.ended_at FROM d
+    WHERE h.id = d.id AND h.status = 'open' RETURNING h.id, h.account_id, h.key_id, h.charged, h.ended_at, d.month),
   leased AS (SELECT v.*, EXISTS (SELECT 1 FROM leases l WHERE l.account_id = v.account_id AND l.owner = v.owner) AS live FROM v),
-  ended AS (INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, node_id)
+  written AS (INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, node_id)
     SELECT id, account_id, key_id, request_id, amount, CASE WHEN live THEN status ELSE 'released' END,
-      CASE WHEN live THEN charged ELSE 0 END, created_at, ended_at, $12 FROM leased ORDER BY id
+      CASE WHEN live THEN charged ELSE 0 END, created_at, ended_at, $17 FROM leased ORDER BY id
     ON CONFLICT (id) DO NOTHING RETURNING id, account_id, key_id, charged, ended_at),
-  spent AS (SELECT e.*, v.month, v.owner FROM ended e JOIN v ON v.id = e.id WHERE e.charged > 0),
+  lease_spent AS (SELECT w.*, v.month, v.owner FROM written w JOIN v ON v.id = w.id WHERE w.charged > 0),
+  spent AS (SELECT id, account_id, key_id, charged, ended_at, month FROM ended WHERE charged > 0
+    UNION ALL SELECT id, account_id, key_id, charged, ended_at, month FROM lease_spent),
   charges AS (INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at)
     SELECT account_id, key_id, 'charge', -charged, id, ended_at FROM spent ORDER BY id),
   balance AS (INSERT INTO balances AS b (account_id, balance)
@@ -90,14 +83,15 @@ const END_LEASED = `WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3
   spend AS (INSERT INTO key_spend AS s (key_id, month, spent)
     SELECT key_id, month, SUM(charged) FROM spent GROUP BY key_id, month ORDER BY key_id, month
     ON CONFLICT (key_id, month) DO UPDATE SET spent = s.spent + excluded.spent)
-  SELECT ARRAY(SELECT id FROM leased WHERE NOT live) AS unleased,
+  SELECT ARRAY(SELECT id FROM d EXCEPT SELECT id FROM ended) AS not_open,
+    ARRAY(SELECT id FROM leased WHERE NOT live) AS unleased,
     COALESCE((SELECT json_agg(json_build_object('a', account_id, 'o', owner, 'c', c)) FROM
-      (SELECT account_id, owner, SUM(charged)::BIGINT AS c FROM spent GROUP BY account_id, owner) x), '[]') AS spent`;
+      (SELECT account_id, owner, SUM(charged)::BIGINT AS c FROM lease_spent GROUP BY account_id, owner) x), '[]') AS spent`;
 
 /**
  * Charges spend from their lease; returns give back what a node does not need (each applied once:
  * only those newer than the lease's last seq count); in_use is what the owner's requests hold.
- * After END_LEASED, which has locked the charged accounts' balance rows (the lock order: balances, then leases).
+ * After END_HOLDS, which has locked the charged accounts' balance rows (the lock order: balances, then leases).
  */
 const SPEND_LEASES = `UPDATE leases l SET amount = GREATEST(0, l.amount - v.c)
   FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(account_id, owner, c)
@@ -166,7 +160,6 @@ const prepared = {
   PRUNE_HISTORY: { name: 'gw_prune_history', text: PRUNE_HISTORY },
   TOUCH_KEYS: { name: 'gw_touch_keys', text: TOUCH_KEYS },
   END_HOLDS: { name: 'gw_end_holds', text: END_HOLDS },
-  END_LEASED: { name: 'gw_end_leased', text: END_LEASED },
   SPEND_LEASES: { name: 'gw_spend_leases', text: SPEND_LEASES },
   REPORT_LEASES: { name: 'gw_report_leases', text: REPORT_LEASES },
 };
@@ -190,18 +183,15 @@ async function write(tx: Tx, b: PgBatch, nodeId: string): Promise<void> {
   }
   if (b.pruneBefore !== undefined) await tx.query(prepared.PRUNE_HISTORY, [b.pruneBefore]);
   if (b.touches.size) await tx.query(prepared.TOUCH_KEYS, [[...b.touches.keys()], [...b.touches.values()]]);
-  if (b.ends.length) {
-    const e = b.ends;
-    const [r] = await tx.query(prepared.END_HOLDS, [e.map((x) => x.id), e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.endedAt), e.map((x) => x.month)]);
-    b.notOpen = r.not_open;
-  }
-  if (b.leasedEnds.length) {
-    const e = b.leasedEnds;
-    const [r] = await tx.query<{ unleased: string[]; spent: { a: number; o: string; c: number }[] }>(prepared.END_LEASED, [
+  if (b.ends.length || b.leasedEnds.length) {
+    const [d, e] = [b.ends, b.leasedEnds];
+    const [r] = await tx.query<{ not_open: string[]; unleased: string[]; spent: { a: number; o: string; c: number }[] }>(prepared.END_HOLDS, [
+      d.map((x) => x.id), d.map((x) => x.status), d.map((x) => x.charged), d.map((x) => x.endedAt), d.map((x) => x.month),
       e.map((x) => x.id), e.map((x) => x.accountId), e.map((x) => x.keyId), e.map((x) => x.requestId), e.map((x) => x.amount),
       e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.createdAt), e.map((x) => x.endedAt), e.map((x) => x.month),
       e.map((x) => x.owner), nodeId]);
-    b.unleased = r.unleased;
+    if (d.length) b.notOpen = r.not_open;
+    if (e.length) b.unleased = r.unleased;
     if (r.spent.length) await tx.query(prepared.SPEND_LEASES, [r.spent.map((x) => x.a), r.spent.map((x) => x.o), r.spent.map((x) => x.c)]);
   }
   if (b.leaseReports.length) {

@@ -11,7 +11,7 @@ import type { ReserveResult } from '../../../lib/store/types.js';
 import { checkInvariants } from '../../helpers/invariants.js';
 import { freshPostgresUrl, openPgNode, postgresSkip } from '../../helpers/postgres.js';
 import { openSql } from '../../helpers/sql.js';
-import { until } from '../../helpers/until.js';
+import { poll, until } from '../../helpers/until.js';
 import { seedAccount } from './fixtures/store.js';
 
 const USD = 1_000_000_000;
@@ -168,6 +168,74 @@ t.test('a batch written twice (its first commit unconfirmed) charges, spends and
   t.equal(await sql.value('SELECT amount FROM leases WHERE owner = ?', 'n/0'), 10 * HOLD - HOLD - 3 * HOLD, 'lease less one charge and one return');
   t.equal(await sql.value(`SELECT COUNT(*)::int FROM journal WHERE kind = 'charge'`), 1, 'one charge');
   t.equal((await node.ledger.balance(a.accountId)).balance, 1 * USD - HOLD);
+});
+
+/** A transaction on its own connection holding `account`'s balance row until `release` is called. */
+async function lockBalance(db: Db, accountId: number): Promise<{ pid: number; release(): Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: (pid: number) => void;
+  const pid = new Promise<number>((r) => (locked = r));
+  const done = db.transaction(async (tx) => {
+    const [row] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid FROM balances WHERE account_id = $1 FOR UPDATE', [accountId]);
+    locked(row.pid);
+    await released;
+  });
+  return { pid: await pid, release: () => (release(), done) };
+}
+
+t.test('two nodes whose batches end database-admitted and leased holds of two accounts in crossing orders do not deadlock', { skip }, async (t) => {
+  const url = await freshPostgresUrl();
+  const [nodeA, nodeB] = [await openPgNode(t, url, manual), await openPgNode(t, url, manual)];
+  const [x, y] = [await seedAccount(nodeA, 1 * USD), await seedAccount(nodeA, 1 * USD)]; // x.accountId < y.accountId
+  const [dbA, dbB, lockers] = [new Db(url, silentLogger), new Db(url, silentLogger), new Db(url, silentLogger)];
+  t.teardown(() => Promise.all([dbA.close(), dbB.close(), lockers.close()]));
+  const now = Date.now();
+  const month = new Date(now).toISOString().slice(0, 7);
+  // Node A ends a database-admitted hold of y and a leased one of x; node B the reverse.
+  for (const [a, owner, n] of [[x, 'a/0', nodeA], [y, 'b/0', nodeB]] as const) {
+    await lockers.query('SELECT * FROM gateway_lease($1, $2, $3, $4, $5)', [a.accountId, owner, n.nodeId, 10 * HOLD, HOLD]);
+  }
+  for (const [a, id, n] of [[y, 'db-a', nodeA], [x, 'db-b', nodeB]] as const) {
+    await lockers.query(`INSERT INTO holds (id, account_id, key_id, amount, status, created_at, node_id) VALUES ($1, $2, $3, $4, 'open', $5, $6)`,
+      [id, a.accountId, a.keyId, HOLD, now, n.nodeId]);
+  }
+  const batch = (dbHold: string, leased: { accountId: number; keyId: number }, owner: string): PgBatch => ({
+    ...newPgBatch(),
+    ends: [{ id: dbHold, status: 'settled', charged: HOLD, endedAt: now, month }],
+    leasedEnds: [{ id: `leased-${owner}`, accountId: leased.accountId, keyId: leased.keyId, requestId: null, amount: HOLD, status: 'settled',
+      charged: HOLD, createdAt: now, endedAt: now, month, owner }],
+  });
+  // Both balance rows are held by other transactions while the two batches start, so each batch
+  // waits on the first row it locks; y is let go first, then x.
+  const [lockX, lockY] = [await lockBalance(lockers, x.accountId), await lockBalance(lockers, y.accountId)];
+  const sql = await openSql(url);
+  t.teardown(() => sql.close());
+  const waiting = async () => new Map((await sql.all(`SELECT pid, pg_blocking_pids(pid) AS blockers FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock'`)).map((r) => [r.pid as number, r.blockers as number[]]));
+  const deadlocks = async () => Number(await sql.value('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()'));
+  const deadlocksBefore = await deadlocks();
+  const outcome = (p: Promise<void>) => p.then(() => 'committed', (err: Error) => err.message);
+  const runA = outcome(pgExecutor(dbA, nodeA.nodeId).run(batch('db-a', x, 'a/0')));
+  const pidA = [...(await poll('A waits for a lock', 5000, async () => ((await waiting()).size === 1 ? waiting() : undefined)))!.keys()][0];
+  const runB = outcome(pgExecutor(dbB, nodeB.nodeId).run(batch('db-b', y, 'b/0')));
+  await poll('B waits for a lock', 5000, async () => (await waiting()).size === 2);
+  await lockY.release();
+  // A locks y if its first statement took y (charges posted by kind), then waits for x behind B.
+  await poll('A waits for x', 5000, async () => {
+    const blockers = (await waiting()).get(pidA);
+    return blockers !== undefined && !blockers.includes(lockY.pid);
+  });
+  await lockX.release();
+  t.same(await Promise.all([runA, runB]), ['committed', 'committed'], 'both batches commit, neither aborted as a deadlock');
+  t.equal(await deadlocks(), deadlocksBefore, 'PostgreSQL found no deadlock');
+  for (const a of [x, y]) t.equal((await nodeA.ledger.balance(a.accountId)).balance, 1 * USD - 2 * HOLD, 'each account charged both its holds');
+  // Written again (as after an unconfirmed commit): nothing is posted twice.
+  await pgExecutor(dbA, nodeA.nodeId).run(batch('db-a', x, 'a/0'));
+  await pgExecutor(dbB, nodeB.nodeId).run(batch('db-b', y, 'b/0'));
+  for (const a of [x, y]) t.equal((await nodeA.ledger.balance(a.accountId)).balance, 1 * USD - 2 * HOLD, 'written twice, charged once');
+  t.equal(await sql.value(`SELECT COUNT(*)::int FROM journal WHERE kind = 'charge'`), 4, 'one charge a hold');
+  t.same(await checkInvariants(url, { noOpenHolds: true }), []);
 });
 
 t.test('a node that stops hearing the lease channel returns its free lease and admits through the database', { skip }, async (t) => {
