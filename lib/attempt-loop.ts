@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import type { GatewayConfig } from './config-types.js';
 import type { Offer, RequestContext } from './context.js';
 import { GatewayError, unavailable } from './errors.js';
-import type { Plugin, UpstreamRequest } from './plugin.js';
+import { AnswerText, type Plugin, type UpstreamRequest } from './plugin.js';
 import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
 import type { Breakers } from './breaker.js';
 import type { Logger } from './log.js';
@@ -230,9 +230,10 @@ export class AttemptLoop {
       if (e instanceof DeadlineExceeded) throw timedOut(e);
       return e as AttemptFailed;
     }
+    const text = raw.toString('utf8');
     let body: any;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(text);
     } catch {
       return new AttemptFailed('upstream answered with a body that is not JSON');
     }
@@ -240,16 +241,22 @@ export class AttemptLoop {
     if (isErrorBody(up.format, body)) {
       return new AttemptFailed(`upstream ${upRes.status} with an error body: ${this.text.untrusted(errorMessageOf(body) ?? 'no message')}`, upRes.status);
     }
+    // What the client gets: the body serialized, unless a hook answered with the text itself.
+    let answer: string | undefined;
     for (const p of this.reversed) {
       if (!p.onResponseBody) continue;
-      const r = p.onResponseBody(ctx, body, up);
-      if (r !== undefined) body = r;
+      const r = p.onResponseBody(ctx, body, up, text);
+      if (r instanceof AnswerText) answer = r.text;
+      else if (r !== undefined) {
+        body = r;
+        answer = undefined;
+      }
     }
     this.deps.breakers.success(up.offer.listing);
     ctx.offer = up.offer;
     ctx.status = 200;
     ctx.firstByteAt = performance.now();
-    sendJson(res, 200, body, { 'x-service-listing': up.offer.listing });
+    sendJson(res, 200, answer ?? body, { 'x-service-listing': up.offer.listing });
     return 'done';
   }
 }

@@ -19,6 +19,14 @@ export interface UpstreamRequest {
 }
 
 /**
+ * A whole answer already in its final text (a same-format answer: the upstream's own text with at
+ * most its model renamed), so it is not serialized again.
+ */
+export class AnswerText {
+  constructor(readonly text: string) {}
+}
+
+/**
  * One streamed event on its way to the client. `json` parses `data` at most once; assigning
  * `json` marks the event changed so the writer serializes it again. `[DONE]` has no json.
  */
@@ -102,8 +110,14 @@ export interface Plugin {
   onRequest?(ctx: RequestContext): void | Promise<void>;
   /** Once per attempt, in chain order: shape the upstream request for this offer. */
   onAttempt?(ctx: RequestContext, up: UpstreamRequest): void;
-  /** A non-streamed upstream success body (parsed once), in reverse order. Return a replacement or mutate. */
-  onResponseBody?(ctx: RequestContext, body: any, up: UpstreamRequest): any;
+  /**
+   * A non-streamed upstream success body (parsed once from `text`, the upstream's own JSON), in
+   * reverse order. Return a replacement body, or an AnswerText: the client then gets that text (and
+   * the hooks after this one still read `body`). Read-only otherwise: a body changed in place is
+   * not what the client gets once an earlier hook has answered with text. (`text` is absent only
+   * where a hook is called on a body alone, as tests do.)
+   */
+  onResponseBody?(ctx: RequestContext, body: any, up: UpstreamRequest, text?: string): any;
   /** A streamed attempt begins: return a hook for its events (reverse order). */
   onStream?(ctx: RequestContext, up: UpstreamRequest): StreamHook | undefined;
   /** Exactly once per request, whatever happened. Errors here are logged, never sent. */

@@ -1,6 +1,6 @@
 // format-transform: shapes each attempt's upstream body for the offer's wire format and converts the
 // answer back to the client's format. Same-format traffic is passed through with only the model renamed.
-import type { Plugin, PluginEnv, StreamHook, UpstreamRequest } from '../../lib/plugin.js';
+import { AnswerText, type Plugin, type PluginEnv, type StreamHook, type UpstreamRequest } from '../../lib/plugin.js';
 import type { RequestContext } from '../../lib/context.js';
 import { chatToMessagesRequest } from './chat-to-messages.js';
 import { messagesToChatRequest } from './messages-to-chat.js';
@@ -8,7 +8,7 @@ import { chatCompletionOf } from './response-messages-to-chat.js';
 import { messageOf } from './response-chat-to-messages.js';
 import { MessagesToChatStream } from './stream-messages-to-chat.js';
 import { ChatToMessagesStream } from './stream-chat-to-messages.js';
-import { chatPassthrough, messagesPassthrough } from './passthrough.js';
+import { chatPassthrough, messagesPassthrough, renamedAnswer } from './passthrough.js';
 import { localTokenEstimate } from './token-estimate.js';
 import { offerOutputBudget, SUBSCRIPTION_MIN_OUTPUT } from '../offer-pick/index.js';
 
@@ -48,14 +48,18 @@ export default function formatTransform(_env: PluginEnv): Plugin {
       if (up.offer.subscription && ctx.route !== 'count_tokens') askAtLeastSubscriptionMinimum(up);
     },
 
-    onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest): any {
+    onResponseBody(ctx: RequestContext, body: any, up: UpstreamRequest, text?: string): any {
       const model = answerModel(ctx);
       if (up.format !== ctx.clientFormat) {
         return up.format === 'messages' ? chatCompletionOf(body, model, createdOf(ctx)) : messageOf(body, model);
       }
       // count_tokens answers carry no model.
-      if (ctx.route !== 'count_tokens' && body && typeof body === 'object' && 'model' in body) body.model = model;
-      return body;
+      if (ctx.route === 'count_tokens' || !body || typeof body !== 'object' || !('model' in body)) return text === undefined ? body : new AnswerText(text);
+      // The client gets the upstream's own text (its usage was read from the parsed body); the
+      // parsed body is renamed too, for the hooks after this one.
+      const answer = text === undefined ? undefined : renamedAnswer(text, body, model);
+      body.model = model;
+      return answer ?? body;
     },
 
     onStream(ctx: RequestContext, up: UpstreamRequest): StreamHook {

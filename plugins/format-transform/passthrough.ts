@@ -1,6 +1,34 @@
 // Same-format streams: only the model name changes (to the one the client asked for), plus the
 // chat usage chunk, which the gateway always requests for billing but a client gets only if it asked.
-import type { StreamEvent, StreamHook } from '../../lib/plugin.js';
+import { AnswerText, type StreamEvent, type StreamHook } from '../../lib/plugin.js';
+
+const MODEL_KEY = '"model"';
+
+/**
+ * A whole same-format answer as the upstream's own text with its model renamed, without
+ * serializing it again; undefined when the text cannot be edited with certainty, and the answer
+ * is then serialized from `body`. The key is found only where it is the one `"model"` key of the
+ * whole text (inside a JSON string a quote is always escaped, so the key's spelling cannot occur
+ * there): that one is the top-level key `body.model` was read from.
+ */
+export function renamedAnswer(text: string, body: Record<string, unknown>, model: string): AnswerText | undefined {
+  const from = body.model;
+  if (from === model) return new AnswerText(text);
+  if (typeof from !== 'string') return undefined;
+  const key = text.indexOf(MODEL_KEY);
+  if (key === -1 || text.indexOf(MODEL_KEY, key + MODEL_KEY.length) !== -1) return undefined;
+  let at = skipSpace(text, key + MODEL_KEY.length);
+  if (text.charCodeAt(at) !== 58 /* : */) return undefined;
+  at = skipSpace(text, at + 1);
+  const value = JSON.stringify(from);
+  if (!text.startsWith(value, at)) return undefined;
+  return new AnswerText(text.slice(0, at) + JSON.stringify(model) + text.slice(at + value.length));
+}
+
+function skipSpace(text: string, at: number): number {
+  for (let c = text.charCodeAt(at); c === 32 || c === 10 || c === 13 || c === 9; c = text.charCodeAt(++at));
+  return at;
+}
 
 /** Messages format: the model appears once, in message_start. */
 export function messagesPassthrough(model: string): StreamHook {

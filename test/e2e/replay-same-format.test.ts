@@ -99,6 +99,9 @@ for (const r of recordings) {
     if (!r.stream) {
       t.match(res.contentType, /^application\/json/);
       t.same(JSON.parse(res.text), { ...JSON.parse(r.body.toString('utf8')), model }, 'the vendor answer, only the model renamed');
+      // Byte for byte: the vendor's own text (its spacing, key order, number spelling), not serialized again.
+      const recorded = r.body.toString('utf8');
+      t.equal(res.text, recorded.replace(/("model"\s*:\s*)"[^"]*"/, `$1${JSON.stringify(model)}`), 'the vendor text itself, only the model renamed');
     } else {
       t.match(res.contentType, /^text\/event-stream/);
       t.same(parseSse(res.text), expectedEvents(r, model), 'the vendor stream event for event, only the model renamed');

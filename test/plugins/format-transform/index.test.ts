@@ -4,7 +4,7 @@ import t from 'tap';
 import formatTransform, { localTokenEstimate } from '../../../plugins/format-transform/index.js';
 import { estimateInputTokens } from '../../../lib/tokens.js';
 import type { Offer, RequestContext } from '../../../lib/context.js';
-import type { UpstreamRequest } from '../../../lib/plugin.js';
+import { AnswerText, type UpstreamRequest } from '../../../lib/plugin.js';
 import type { WireFormat } from '../../../lib/config-types.js';
 import { chunk, messageStart, run, shape, upChunk, upDone, usageChunk, upMsg } from './fixtures.js';
 
@@ -180,6 +180,41 @@ t.test('onResponseBody: same format restores the model only; cross format conver
     upOf('chat'),
   );
   t.match(msg, { type: 'message', model: 'test/gpt', content: [{ type: 'text', text: 'yo' }], stop_reason: 'end_turn' });
+});
+
+t.test('onResponseBody: a same-format answer is the upstream\'s own text with the model renamed, not serialized again', async (t) => {
+  const answer = (text: string, model = 'test/gpt', route?: 'count_tokens') => {
+    const body = JSON.parse(text);
+    const out = plugin.onResponseBody!(ctxOf('chat', { model }, route ? { route } : {}), body, upOf('chat'), text);
+    return { out, body };
+  };
+  // Spacing, key order, number spelling (1.0, 1e3) and escapes stay as the upstream wrote them.
+  const compact = '{"id":"c1","model":"gpt-up","x":1.0,"y":1e3,"s":"caf\\u00e9","usage":{"prompt_tokens":3}}';
+  let r = answer(compact);
+  t.ok(r.out instanceof AnswerText);
+  t.equal(r.out.text, compact.replace('"gpt-up"', '"test/gpt"'));
+  t.equal(r.body.model, 'test/gpt', 'the parsed body is renamed too, for the hooks after');
+  const pretty = '{\n  "id": "c1",\n  "model" :\t"gpt-up",\n  "choices": []\n}';
+  t.equal(answer(pretty).out.text, pretty.replace('"gpt-up"', '"test/gpt"'), 'pretty-printed: spaces around the colon');
+  // The key's spelling inside a string has escaped quotes, so it is not a second key.
+  const quoting = '{"model":"gpt-up","choices":[{"message":{"content":"say \\"model\\":\\"gpt-up\\""}}]}';
+  r = answer(quoting);
+  t.equal(r.out.text, quoting.replace('{"model":"gpt-up"', '{"model":"test/gpt"'), 'only the key is renamed, not the quote in the content');
+  t.equal(JSON.parse(r.out.text).choices[0].message.content, 'say "model":"gpt-up"');
+  t.equal(answer('{"model":"test/gpt","a":1.0}').out.text, '{"model":"test/gpt","a":1.0}', 'the same name: the text untouched');
+  t.equal(answer('{"input_tokens":12}', 'test/gpt', 'count_tokens').out.text, '{"input_tokens":12}', 'count_tokens: untouched');
+
+  // Where the text cannot be edited with certainty, the body is serialized with the client model.
+  for (const [why, text] of [
+    ['a second "model" key (nested)', '{"model":"gpt-up","choices":[{"message":{"model":"gpt-up"}}]}'],
+    ['the value spelled with an escape', '{"model":"gpt\\u002dup","a":1}'],
+    ['the key spelled with an escape', '{"mod\\u0065l":"gpt-up","a":1}'],
+    ['a model that is not a string', '{"model":7,"a":1}'],
+  ]) {
+    r = answer(text);
+    t.notOk(r.out instanceof AnswerText, why);
+    t.equal(r.out.model, 'test/gpt', why);
+  }
 });
 
 t.test('chat passthrough stream: chunks with the right model are not serialized again; others get the client model', async (t) => {
