@@ -66,6 +66,7 @@ export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Htt
         }
         return gone.signal;
       },
+      http2: 'stream' in res,
       flushHeaders: () => ('stream' in res ? undefined : res.flushHeaders()),
       reset: () => ('stream' in res ? res.stream.close(h2.NGHTTP2_INTERNAL_ERROR) : res.socket?.destroy()),
       headers: {},
