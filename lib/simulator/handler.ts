@@ -180,9 +180,14 @@ function modelsList(format: WireFormat): object {
 function readBody(req: IncomingMessage | Http2ServerRequest): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let whole = false;
     req.on('data', (chunk: Buffer | string) => chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => {
+      whole = true;
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
     req.once('error', reject);
-    req.once('close', () => reject(new Error('the request closed before its end')));
+    // Every request closes after its end: an Error (and its stack) only for one that did not end.
+    req.once('close', () => whole || reject(new Error('the request closed before its end')));
   });
 }
