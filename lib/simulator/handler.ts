@@ -5,10 +5,10 @@ import type { WireFormat } from '../config-types.js';
 import { GatewayError, badRequest, notFound } from '../errors.js';
 import { planAnswer } from './answer.js';
 import { chatBody, chatEvents } from './chat-wire.js';
-import { settingsFor } from './directives.js';
 import { deliverBody, deliverStream, faultError, pause, sendError, sendJson, type Exchange } from './delivery.js';
 import { messagesBody, messagesEvents } from './messages-wire.js';
-import { isObject, readRequestText } from './request-text.js';
+import { lastReadingMemo } from './reading.js';
+import { isObject } from './request-text.js';
 import { validateChatRequest, validateMessagesRequest } from './validate.js';
 
 export interface ReceivedRequest {
@@ -51,6 +51,7 @@ const MODELS_CREATED = Date.UTC(2025, 0, 1) / 1000;
 
 export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   let seq = 0;
+  const read = lastReadingMemo();
   return (req, res) => {
     const n = ++seq;
     let gone: AbortController | undefined;
@@ -89,7 +90,7 @@ export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Htt
         ? 'chat'
         : 'messages';
     x.headers[format === 'messages' ? 'request-id' : 'x-request-id'] = `req_sim${n}`;
-    handle(opts, req, x, route, format, n, ended).catch((err) => {
+    handle(opts, read, req, x, route, format, n, ended).catch((err) => {
       if (x.left) return; // the client left mid-read or mid-write: nobody to tell
       if (!res.headersSent) sendError(x, new GatewayError(500, 'api_error', 'internal_error', `Simulator error: ${String(err)}`), format);
       else x.reset();
@@ -99,6 +100,7 @@ export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Htt
 
 async function handle(
   opts: HandlerOptions,
+  read: ReturnType<typeof lastReadingMemo>,
   req: IncomingMessage | Http2ServerRequest,
   x: Exchange,
   route: Route | undefined,
@@ -128,8 +130,7 @@ async function handle(
     if (format === 'messages' && headers['anthropic-version'] === undefined) throw badRequest('invalid_request_error', 'anthropic-version: header is required');
     if (!parsed || !isObject(body)) throw badRequest('invalid_json', 'The request body is not a valid JSON object.');
 
-    const text = readRequestText(body, format);
-    const settings = settingsFor(text.directives, body.model);
+    const { text, settings } = read(raw, body, format);
     if (settings.fault === 'reset_before_headers') return x.reset();
     if (settings.fault === 'stall_before_headers') {
       await pause(settings.ms, x);
