@@ -182,7 +182,13 @@ export function* textDeltas(a: Answer): Generator<string> {
   }
 }
 
-export const fullText = (a: Answer): string => a.json ?? Array.from(textDeltas(a)).join('');
+/** The whole text: what textDeltas adds up to, built without its generator (a third of a non-stream answer's own cost). */
+export function fullText(a: Answer): string {
+  if (a.json !== undefined) return a.json;
+  let text = '';
+  for (let i = 0; i < a.textWords; i++) text += (i === 0 ? '' : ' ') + wordAt(a.seed, i);
+  return text;
+}
 
 /** Whether the answer has a text part (prose or JSON). */
 export const hasText = (a: Answer): boolean => (a.json !== undefined ? a.json.length > 0 : a.textWords > 0);

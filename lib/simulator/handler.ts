@@ -5,10 +5,10 @@ import type { WireFormat } from '../config-types.js';
 import { GatewayError, badRequest, notFound } from '../errors.js';
 import { planAnswer } from './answer.js';
 import { chatBody, chatEvents } from './chat-wire.js';
-import { settingsFor } from './directives.js';
 import { deliverBody, deliverStream, faultError, pause, sendError, sendJson, type Exchange } from './delivery.js';
 import { messagesBody, messagesEvents } from './messages-wire.js';
-import { isObject, readRequestText } from './request-text.js';
+import { lastReadingMemo } from './reading.js';
+import { isObject } from './request-text.js';
 import { validateChatRequest, validateMessagesRequest } from './validate.js';
 
 export interface ReceivedRequest {
@@ -18,13 +18,20 @@ export interface ReceivedRequest {
   /** The parsed JSON body; the raw text when it is not JSON; undefined when empty. */
   body: any;
   at: number;
-  /** Resolves when the exchange is over: whether the response ended properly, and how many events were written. */
-  ended: Promise<{ completed: boolean; written: number }>;
+  /** Resolves when the exchange is over. */
+  ended: Promise<Outcome>;
+}
+
+/** Whether the response ended properly, and how many events were written. */
+export interface Outcome {
+  completed: boolean;
+  written: number;
 }
 
 export interface HandlerOptions {
   apiKey?: string;
-  record(r: ReceivedRequest): void;
+  /** Absent: nothing is recorded (`gateway simulate`, whose recordings nobody can read). */
+  record?(r: ReceivedRequest): void;
 }
 
 type Route = 'messages' | 'count_tokens' | 'chat' | 'models';
@@ -44,25 +51,38 @@ const MODELS_CREATED = Date.UTC(2025, 0, 1) / 1000;
 
 export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   let seq = 0;
+  const read = lastReadingMemo();
   return (req, res) => {
     const n = ++seq;
-    const gone = new AbortController();
-    // Only a client that left before the end aborts: abort() builds a DOMException with its stack,
-    // which at every close cost the simulator a tenth of its time under the benchmark's load.
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
+    let gone: AbortController | undefined;
+    let result: Outcome | undefined;
+    let settle: ((r: Outcome) => void) | undefined;
     const x: Exchange = {
       res,
-      gone: gone.signal,
+      left: false,
+      gone: () => {
+        if (gone === undefined) {
+          gone = new AbortController();
+          if (x.left) gone.abort();
+        }
+        return gone.signal;
+      },
+      http2: 'stream' in res,
       flushHeaders: () => ('stream' in res ? undefined : res.flushHeaders()),
       reset: () => ('stream' in res ? res.stream.close(h2.NGHTTP2_INTERNAL_ERROR) : res.socket?.destroy()),
       headers: {},
       written: 0,
     };
-    const ended = new Promise<{ completed: boolean; written: number }>((resolve) =>
-      res.once('close', () => resolve({ completed: res.writableFinished, written: x.written })),
-    );
+    res.once('close', () => {
+      // Only a client that left before the end aborts: abort() builds a DOMException with its stack,
+      // which at every close cost the simulator a tenth of its time under the benchmark's load.
+      x.left = !res.writableFinished;
+      if (x.left) gone?.abort();
+      result = { completed: res.writableFinished, written: x.written };
+      settle?.(result);
+    });
+    // Made only for a request that is recorded: a promise and its closure per request cost too.
+    const ended = () => (result !== undefined ? Promise.resolve(result) : new Promise<Outcome>((resolve) => (settle = resolve)));
     const route = ROUTES[`${req.method} ${(req.url ?? '/').split('?')[0].replace(/\/+$/, '')}`];
     // The models list and unknown routes answer in the shape the anthropic-version header asks for.
     const format: WireFormat =
@@ -70,8 +90,8 @@ export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Htt
         ? 'chat'
         : 'messages';
     x.headers[format === 'messages' ? 'request-id' : 'x-request-id'] = `req_sim${n}`;
-    handle(opts, req, x, route, format, n, ended).catch((err) => {
-      if (x.gone.aborted) return; // the client left mid-read or mid-write: nobody to tell
+    handle(opts, read, req, x, route, format, n, ended).catch((err) => {
+      if (x.left) return; // the client left mid-read or mid-write: nobody to tell
       if (!res.headersSent) sendError(x, new GatewayError(500, 'api_error', 'internal_error', `Simulator error: ${String(err)}`), format);
       else x.reset();
     });
@@ -80,12 +100,13 @@ export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Htt
 
 async function handle(
   opts: HandlerOptions,
+  read: ReturnType<typeof lastReadingMemo>,
   req: IncomingMessage | Http2ServerRequest,
   x: Exchange,
   route: Route | undefined,
   format: WireFormat,
   seq: number,
-  ended: ReceivedRequest['ended'],
+  ended: () => ReceivedRequest['ended'],
 ): Promise<void> {
   const headers = req.headers;
 
@@ -98,7 +119,7 @@ async function handle(
     body = raw;
     parsed = false;
   }
-  opts.record({ method: req.method ?? '', path: req.url ?? '', headers: { ...headers }, body, at: Date.now(), ended });
+  opts.record?.({ method: req.method ?? '', path: req.url ?? '', headers: { ...headers }, body, at: Date.now(), ended: ended() });
 
   try {
     if (route === undefined) throw notFound('not_found', `No route for ${req.method} ${req.url}.`);
@@ -109,12 +130,11 @@ async function handle(
     if (format === 'messages' && headers['anthropic-version'] === undefined) throw badRequest('invalid_request_error', 'anthropic-version: header is required');
     if (!parsed || !isObject(body)) throw badRequest('invalid_json', 'The request body is not a valid JSON object.');
 
-    const text = readRequestText(body, format);
-    const settings = settingsFor(text.directives, body.model);
+    const { text, settings } = read(raw, body, format);
     if (settings.fault === 'reset_before_headers') return x.reset();
     if (settings.fault === 'stall_before_headers') {
-      await pause(settings.ms, x.gone);
-      if (x.gone.aborted) return;
+      await pause(settings.ms, x);
+      if (x.left) return;
     }
     if (settings.fault === 'status') return sendError(x, faultError(settings.status), format, settings.retryAfter);
 
@@ -154,8 +174,21 @@ function modelsList(format: WireFormat): object {
   };
 }
 
-async function readBody(req: AsyncIterable<Buffer | string>): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The body as text. Listeners, not `for await`: the async iterator's machinery cost more than
+ * reading a typical one-chunk body. A request whose client leaves mid-body rejects (it closes unended).
+ */
+function readBody(req: IncomingMessage | Http2ServerRequest): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let whole = false;
+    req.on('data', (chunk: Buffer | string) => chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+    req.once('end', () => {
+      whole = true;
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    req.once('error', reject);
+    // Every request closes after its end: an Error (and its stack) only for one that did not end.
+    req.once('close', () => whole || reject(new Error('the request closed before its end')));
+  });
 }
