@@ -154,11 +154,20 @@ function crossCheck(cfg: GatewayConfig, problems: string[]): void {
 
 export const DEFAULT_SQLITE_PATH = './data/gateway.db';
 
+/**
+ * How often writes are group-committed, by store. SQLite writes on a worker thread of its own. A
+ * PostgreSQL batch is a transaction of several round trips on the event loop and a burst of the
+ * database's CPU: at 1,000 streamed requests a second on two cores shared with the database, one
+ * every 20 ms added 0.2 to 0.9 ms to the p50 over SQLite mode, one every 100 ms about 0.07 ms.
+ */
+export const DEFAULT_COMMIT_INTERVAL_MS = { sqlite: 20, postgres: 100 };
+
 /** One store: sqlite or postgres, never both; neither means the embedded default file. */
 function chooseStorage(storage: GatewayConfig['storage'], problems: string[]): void {
   if (storage.sqlite !== undefined && storage.postgres !== undefined)
     problems.push('storage: set either sqlite (one node) or postgres (any number of nodes), not both');
   else if (storage.postgres === undefined) storage.sqlite ??= DEFAULT_SQLITE_PATH;
+  storage.commit_interval_ms ??= DEFAULT_COMMIT_INTERVAL_MS[storage.postgres === undefined ? 'sqlite' : 'postgres'];
 }
 
 /** Each id or alias names one model: no alias may be a model's id or another alias (of any model). */

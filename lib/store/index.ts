@@ -60,7 +60,7 @@ export const nodeTimings = (deadAfterMs: number): NodeTimings => ({ deadAfterMs,
 
 export function openStore(config: GatewayConfig, opts: StoreOptions = {}): Store {
   const common = {
-    commitIntervalMs: config.storage.commit_interval_ms ?? 20,
+    commitIntervalMs: config.storage.commit_interval_ms,
     clock: opts.clock ?? Date.now,
     log: opts.log,
     maxUnwrittenRows: opts.maxUnwrittenRows,

@@ -114,7 +114,7 @@ t.test('storage: sqlite or postgres (with ${NAME}), exactly one', async (t) => {
   const c: any = minimal();
   c.storage = { postgres: 'postgres://gw:${PGPASSWORD}@db.internal:5432/gateway' };
   t.same(parseConfig(json(c), 'c.json', { PGPASSWORD: 's3cret' }).storage,
-    { postgres: 'postgres://gw:s3cret@db.internal:5432/gateway', commit_interval_ms: 20, node_dead_after_ms: 10_000 }, 'no sqlite default beside postgres');
+    { postgres: 'postgres://gw:s3cret@db.internal:5432/gateway', commit_interval_ms: 100, node_dead_after_ms: 10_000 }, 'no sqlite default beside postgres; a longer commit interval');
   c.storage = { sqlite: 'x.db', postgres: 'postgres://127.0.0.1/gateway' };
   t.same(problemsOf(t, json(c)), ['storage: set either sqlite (one node) or postgres (any number of nodes), not both']);
   c.storage = { postgres: 'mysql://127.0.0.1/gateway' };
