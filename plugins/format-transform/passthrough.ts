@@ -7,22 +7,38 @@ const MODEL_KEY = '"model"';
 /**
  * A whole same-format answer as the upstream's own text with its model renamed, without
  * serializing it again; undefined when the text cannot be edited with certainty, and the answer
- * is then serialized from `body`. The key is found only where it is the one `"model"` key of the
- * whole text (inside a JSON string a quote is always escaped, so the key's spelling cannot occur
- * there): that one is the top-level key `body.model` was read from.
+ * is then serialized from `body`. Edited only where the text spells `"model"` once, as a key of the
+ * top-level object (checked by scanning the text before it, which vendors keep short: the model
+ * comes right after the id), followed by the value `body.model` was read as.
  */
 export function renamedAnswer(text: string, body: Record<string, unknown>, model: string): AnswerText | undefined {
   const from = body.model;
   if (from === model) return new AnswerText(text);
   if (typeof from !== 'string') return undefined;
   const key = text.indexOf(MODEL_KEY);
-  if (key === -1 || text.indexOf(MODEL_KEY, key + MODEL_KEY.length) !== -1) return undefined;
+  if (key === -1 || text.indexOf(MODEL_KEY, key + MODEL_KEY.length) !== -1 || !atTopLevel(text, key)) return undefined;
   let at = skipSpace(text, key + MODEL_KEY.length);
   if (text.charCodeAt(at) !== 58 /* : */) return undefined;
   at = skipSpace(text, at + 1);
   const value = JSON.stringify(from);
   if (!text.startsWith(value, at)) return undefined;
   return new AnswerText(text.slice(0, at) + JSON.stringify(model) + text.slice(at + value.length));
+}
+
+/** Whether `pos` is outside every string and directly inside the outermost object. */
+function atTopLevel(text: string, pos: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < pos; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* backslash: the next character is escaped */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
+    else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return !inString && depth === 1;
 }
 
 function skipSpace(text: string, at: number): number {

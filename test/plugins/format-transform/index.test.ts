@@ -210,6 +210,9 @@ t.test('onResponseBody: a same-format answer is the upstream\'s own text with th
     ['the value spelled with an escape', '{"model":"gpt\\u002dup","a":1}'],
     ['the key spelled with an escape', '{"mod\\u0065l":"gpt-up","a":1}'],
     ['a model that is not a string', '{"model":7,"a":1}'],
+    ['the one plain "model" key nested (the top-level one escaped)', '{"mod\\u0065l":"gpt-up","x":{"model":"gpt-up"}}'],
+    ['the one plain spelling inside a key', '{"mod\\u0065l":"gpt-up","x\\"model":"gpt-up"}'],
+    ['a string ending in "model beside the key', '{"model":"gpt-up","c":"say \\"model"}'],
   ]) {
     r = answer(text);
     t.notOk(r.out instanceof AnswerText, why);
