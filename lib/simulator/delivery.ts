@@ -11,7 +11,7 @@ export interface Reply {
   readonly headersSent: boolean;
   writeHead(status: number, headers: Record<string, string | number>): unknown;
   write(chunk: string, callback?: (err?: Error | null) => void): boolean;
-  uncork(): void;
+  readonly socket?: { uncork(): void } | null;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
   end(): unknown;
@@ -134,7 +134,10 @@ export async function deliverBody(x: Exchange, body: object, s: SimSettings, for
 function writeNow(x: Exchange, chunk: string): boolean {
   x.written++;
   const more = x.res.write(chunk);
-  x.res.uncork(); // node:http corks the socket at a write until the next tick: this event leaves now
+  // node:http corks the socket at a write until the next tick: uncork the socket itself so this
+  // event leaves now. Not the response's uncork(): unpaired, it leaves the response's own cork
+  // count below zero, and Node 24 then holds every later chunk for an uncork that never comes.
+  x.res.socket?.uncork();
   return more;
 }
 
