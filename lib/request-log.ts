@@ -8,6 +8,24 @@ import type { LogSink } from './log.js';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
+/** The ISO time of the last millisecond asked for: many lines share one (toISOString costs 0.4 µs). */
+let isoMs = NaN;
+let isoText = '';
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
+}
+
+const level = (status: number | null) => (status !== null && status >= 500 ? 'error' : 'info');
+/** A JSON string, or null for a missing one. */
+const str = (s: string | null | undefined) => (s == null ? 'null' : JSON.stringify(s));
+/** A JSON number, or null (as JSON.stringify writes NaN and the infinities). */
+const num = (n: number | null | undefined) => (n != null && Number.isFinite(n) ? String(n) : 'null');
+
 /** The line's fields (README, Logs and traces). */
 export function requestLine(ctx: RequestContext): Record<string, unknown> {
   const u = ctx.usage;
@@ -18,8 +36,8 @@ export function requestLine(ctx: RequestContext): Record<string, unknown> {
     attempts[i] = { listing: a.listing, outcome: a.outcome, status: a.status ?? null, ms: round(a.durationMs) };
   }
   return {
-    time: new Date().toISOString(),
-    level: status !== null && status >= 500 ? 'error' : 'info',
+    time: isoNow(),
+    level: level(status),
     msg: 'request',
     request_id: ctx.id,
     account_id: ctx.auth?.accountId ?? null,
@@ -45,8 +63,38 @@ export function requestLine(ctx: RequestContext): Record<string, unknown> {
   };
 }
 
+/**
+ * requestLine(ctx) as its JSON line, written out directly: 0.7 µs against 1.8 for building the
+ * object and JSON.stringify (a line per request; the log's whole cost is a few per cent of a
+ * request). Same keys in the same order; a test holds the two to the same output.
+ */
+export function requestLineJson(ctx: RequestContext): string {
+  const u = ctx.usage;
+  const status = ctx.status ?? ctx.error?.status ?? null;
+  let attempts = '';
+  for (let i = 0; i < ctx.attempts.length; i++) {
+    const a = ctx.attempts[i];
+    attempts += `${i ? ',' : ''}{"listing":${str(a.listing)},"outcome":${str(a.outcome)},"status":${num(a.status)},"ms":${num(round(a.durationMs))}}`;
+  }
+  return (
+    `{"time":"${isoNow()}","level":"${level(status)}","msg":"request","request_id":${str(ctx.id)},` +
+    `"account_id":${num(ctx.auth?.accountId)},"key_id":${num(ctx.auth?.keyId)},"route":${str(ctx.route)},` +
+    `"model":${str(modelOf(ctx))},"requested_model":${str(ctx.requestedModel)},"stream":${ctx.stream === true},` +
+    `"listing":${str(ctx.offer?.listing)},"attempts":[${attempts}],"status":${num(status)},` +
+    `"outcome":"${ctx.client.gone ? 'client_gone' : ctx.error ? 'error' : 'ok'}",` +
+    `"input_tokens":${num(u?.input ?? 0)},"output_tokens":${num(u?.output ?? 0)},` +
+    `"cache_read_tokens":${num(u?.cacheRead ?? 0)},"cache_write_tokens":${num(u?.cacheWrite ?? 0)},` +
+    `"cache_write_1h_tokens":${num(u?.cacheWrite1h ?? 0)},"cost_nano":${num(ctx.chargedNano ?? 0)},` +
+    `"latency_ms":${num(round(performance.now() - ctx.startedAt))},` +
+    `"ttfb_ms":${ctx.firstByteAt === undefined ? 'null' : num(round(ctx.firstByteAt - ctx.startedAt))},` +
+    `"error":${str(ctx.error?.code)},"trace_id":${str(ctx.traceId)}}\n`
+  );
+}
+
 /** Writes the line when the sink's level lets it through; off: never called (gateway.ts). */
 export function logRequest(sink: LogSink, ctx: RequestContext): void {
-  const line = requestLine(ctx);
-  if (sink.enabled(line.level as 'info' | 'error')) sink.write(line);
+  const status = ctx.status ?? ctx.error?.status ?? null;
+  if (!sink.enabled(level(status))) return;
+  if (sink.json) sink.writeText(requestLineJson(ctx));
+  else sink.write(requestLine(ctx));
 }
