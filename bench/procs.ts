@@ -16,8 +16,6 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-const TAIL_LINES = 40;
-
 /**
  * Starts `node SCRIPT ARGS` (bin/gateway unless told) and resolves once a line of its output gives
  * `readyUrl` a URL. Its output is read to the end (a full pipe would stall it), keeping only the last lines.
@@ -32,10 +30,11 @@ export function startChild(
   // processes only: Node refuses profiling flags in NODE_OPTIONS, which would reach every process.
   const flags = script === gatewayBin ? (process.env.GATEWAY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
   const proc = spawn(process.execPath, [...flags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
+  const output = new Output();
   let exited = false;
-  const exit = new Promise<void>((resolve) => proc.once('exit', () => resolve(void (exited = true))));
-  const tail = () => lines.join('\n');
+  // 'close', not 'exit': the output is read to its end first (for the tail in error messages).
+  const exit = new Promise<void>((resolve) => proc.once('close', () => resolve(void (exited = true))));
+  const tail = () => output.tail();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(`${name} did not announce its URL within ${timeoutMs} ms`), timeoutMs);
     const fail = (why: string) => {
@@ -43,33 +42,60 @@ export function startChild(
       if (!exited) proc.kill('SIGKILL');
       reject(new Error(`${why}\n${tail()}`));
     };
-    let ready = false;
-    const onLine = (line: string) => {
-      lines.push(line);
-      if (lines.length > TAIL_LINES) lines.shift();
-      const url = ready ? undefined : readyUrl(line);
-      if (url === undefined) return;
-      ready = true;
+    output.read(proc, (line) => {
+      const url = readyUrl(line);
+      if (url === undefined) return false;
       clearTimeout(timer);
       resolve({ name, pid: proc.pid!, url, tail, stop: () => stopChild(proc, exit, () => exited) });
-    };
-    readLines(proc, onLine);
+      return true;
+    });
     proc.once('error', (err) => fail(`${name} could not start: ${err.message}`));
     void exit.then(() => {
-      if (!ready) fail(`${name} exited (code ${proc.exitCode}, signal ${proc.signalCode}) before it was ready`);
+      if (output.reading) fail(`${name} exited (code ${proc.exitCode}, signal ${proc.signalCode}) before it was ready`);
     });
   });
 }
 
-function readLines(proc: ChildProcess, onLine: (line: string) => void): void {
-  for (const stream of [proc.stdout!, proc.stderr!]) {
-    let rest = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (text: string) => {
-      const parts = (rest + text).split('\n');
-      rest = parts.pop()!;
-      for (const line of parts) onLine(line);
-    });
+/** Output kept for error messages: the last TAIL_CHARS of stdout and stderr as they arrived. */
+const TAIL_CHARS = 8192;
+
+/**
+ * A child's stdout and stderr, read to the end (a full pipe would stall it). Split into lines only
+ * until the ready line: after it, a gateway writes a line per request, and splitting them here
+ * would spend this process's CPU, which the load generator needs, on the cores the gateway shares.
+ */
+class Output {
+  /** Lines are still read for the ready line. */
+  reading = true;
+  private recent: string[] = [];
+  private recentChars = 0;
+
+  read(proc: ChildProcess, isReady: (line: string) => boolean): void {
+    for (const stream of [proc.stdout!, proc.stderr!]) {
+      let rest = '';
+      // Text, not the Buffers: a pipe's read buffers are not the reader's to keep.
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        this.keep(chunk);
+        if (!this.reading) return;
+        const parts = (rest + chunk).split('\n');
+        rest = parts.pop()!;
+        for (const line of parts) if (this.reading && isReady(line)) this.reading = false;
+      });
+    }
+  }
+
+  private keep(chunk: string): void {
+    this.recent.push(chunk);
+    this.recentChars += chunk.length;
+    while (this.recentChars - this.recent[0].length >= TAIL_CHARS) this.recentChars -= this.recent.shift()!.length;
+  }
+
+  /** The last lines (whole ones: a cut first line is dropped). */
+  tail(): string {
+    const lines = this.recent.join('').split('\n');
+    if (this.recentChars > TAIL_CHARS) lines.shift();
+    return lines.join('\n').trimEnd();
   }
 }
 
