@@ -45,11 +45,20 @@ interface EndedHold extends HoldEnd {
   owner?: string;
 }
 
+/** An end with a charge is two rows (the hold's and the journal's), as in the SQLite store; without, one. */
+const rowsOf = (charged: number) => (charged > 0 ? 2 : 1);
+
 export class PgLedger implements Ledger, BatchPart<PgBatch> {
   private readonly open = new Map<string, OpenHold>();
   /** Ended here, to be written with the next batch; and those of the batch in flight. */
   private ended: EndedHold[] = [];
   private inFlight: EndedHold[] = [];
+  /**
+   * The rows of `ended` and of `inFlight` (rowsOf), kept as they change: every admission asks for
+   * the backlog, and counting the lists each time cost O(rows) per request (1.4 µs at 8,000 req/s).
+   */
+  private endedRows = 0;
+  private inFlightRows = 0;
   private inFlightBatch: PgBatch | undefined;
   /** Lease reports of a batch that failed: written again, as they were (each applies once, by its seq). */
   private reportsAgain: LeaseReport[] = [];
@@ -314,6 +323,7 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     const endedAt = this.months.now();
     this.ended.push({ id: h.id, accountId: h.accountId, keyId: h.keyId, amount: h.amount, status, charged, endedAt,
       month: this.months.month(endedAt), requestId: h.requestId, createdAt: h.createdAt, owner: h.owner });
+    this.endedRows += rowsOf(charged);
     if (h.owner) this.leases?.end(h.accountId, h.owner, h.amount, charged);
     this.batcher.schedule();
   }
@@ -373,16 +383,15 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
     batch.leaseReports.push(...this.reportsAgain, ...(this.leases?.reports() ?? []));
     this.reportsAgain = [];
     this.inFlight = this.ended;
+    this.inFlightRows = this.endedRows;
     this.inFlightBatch = batch;
     this.ended = [];
+    this.endedRows = 0;
   }
 
-  /** An end with a charge is two rows (the hold's and the journal's), as in the SQLite store; a lease report one. */
+  /** Hold ends' rows (rowsOf) and lease reports (a row each), queued or in flight. */
   unwritten(): number {
-    let n = this.reportsAgain.length + (this.inFlightBatch?.leaseReports.length ?? 0);
-    for (const e of this.inFlight) n += e.charged > 0 ? 2 : 1;
-    for (const e of this.ended) n += e.charged > 0 ? 2 : 1;
-    return n;
+    return this.endedRows + this.inFlightRows + this.reportsAgain.length + (this.inFlightBatch?.leaseReports.length ?? 0);
   }
 
   committed(): void {
@@ -394,13 +403,16 @@ export class PgLedger implements Ledger, BatchPart<PgBatch> {
         { holds: lost.length, charges_nano: lost.reduce((s, e) => s + e.charged, 0) });
     }
     this.inFlight = [];
+    this.inFlightRows = 0;
     this.inFlightBatch = undefined;
   }
 
   failed(): void {
     this.ended = [...this.inFlight, ...this.ended];
+    this.endedRows += this.inFlightRows;
     this.reportsAgain = [...(this.inFlightBatch?.leaseReports ?? []), ...this.reportsAgain];
     this.inFlight = [];
+    this.inFlightRows = 0;
     this.inFlightBatch = undefined;
   }
 
