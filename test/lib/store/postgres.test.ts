@@ -302,14 +302,16 @@ t.test('a batch stalled on a lock does not hold up admission on its accounts', {
   t.equal((await store.ledger.balance(a.accountId)).balance, 0.95 * USD);
 });
 
-t.test('a history row no column can take as sent (a NUL in a text, a fraction in a count) is written, not a batch failing for ever', { skip }, async (t) => {
+t.test('a history row no column can take as sent (a NUL or half a surrogate pair in a text, a fraction in a count) is written, not a batch failing for ever', { skip }, async (t) => {
   const url = await freshPostgresUrl();
   const store = await node(t, url);
   const a = await seedAccount(store, 0);
-  store.history.record({ ...historyRow(a, 'req-odd'), model: 'gpt\u0000evil', error: 'bad\u0000byte', latencyMs: 1.5,
+  store.history.record({ ...historyRow(a, 'req-odd'), model: 'gpt\u0000evil', listing: 'half \ud800 pair', requestedModel: 'nul\u0000 and half \udfff',
+    error: 'bad\u0000byte', latencyMs: 1.5,
     usage: { input: 2.5, output: Number.NaN, cacheRead: 1e300, cacheWrite: 0, cacheWrite1h: 0 } });
   await store.flush();
-  t.match(await store.history.get('req-odd'), { model: 'gpt\uFFFDevil', error: 'bad\uFFFDbyte', latencyMs: 2,
+  t.match(await store.history.get('req-odd'), { model: 'gpt\uFFFDevil', listing: 'half \uFFFD pair', requestedModel: 'nul\uFFFD and half \uFFFD',
+    error: 'bad\uFFFDbyte', latencyMs: 2,
     usage: { input: 3, output: 0, cacheRead: Number.MAX_SAFE_INTEGER } });
   await t.rejects(store.keys.create({ accountId: a.accountId, name: 'nul\u0000name' }), { code: 'invalid' },
     'a NUL in a value written at once: a clear refusal, not a crash');
