@@ -61,19 +61,20 @@ export const newPgBatch = (): PgBatch => ({ ends: [], leasedEnds: [], leaseRepor
  * leases (see leases.ts) reach the database only now, ended; one already written (this batch's
  * earlier attempt committed) is skipped, so its charge is posted once, and one whose lease is gone
  * (swept: its node was taken for dead, and the credit may have been leased again) is written
- * released, uncharged. The leased charges are returned per lease, for SPEND_LEASES.
+ * released, uncharged. The leased charges are returned per lease, for SPEND_LEASES. Leased ends (one
+ * per request on a serving node) come as one JSON array of rows, as the history does (INSERT_HISTORY).
  */
 const END_HOLDS = `WITH d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
     AS d(id, status, charged, ended_at, month)),
-  v AS (SELECT * FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::bigint[], $11::text[],
-      $12::bigint[], $13::bigint[], $14::bigint[], $15::text[], $16::text[])
-    AS v(id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, month, owner)),
+  v AS (SELECT r->>0 AS id, (r->>1)::bigint AS account_id, (r->>2)::bigint AS key_id, r->>3 AS request_id,
+      (r->>4)::bigint AS amount, r->>5 AS status, (r->>6)::bigint AS charged, (r->>7)::bigint AS created_at,
+      (r->>8)::bigint AS ended_at, r->>9 AS month, r->>10 AS owner FROM jsonb_array_elements($6::jsonb) r),
   ended AS (UPDATE holds h SET status = d.status, charged = d.charged, ended_at = d.ended_at FROM d
     WHERE h.id = d.id AND h.status = 'open' RETURNING h.id, h.account_id, h.key_id, h.charged, h.ended_at, d.month),
   leased AS (SELECT v.*, EXISTS (SELECT 1 FROM leases l WHERE l.account_id = v.account_id AND l.owner = v.owner) AS live FROM v),
   written AS (INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, node_id)
     SELECT id, account_id, key_id, request_id, amount, CASE WHEN live THEN status ELSE 'released' END,
-      CASE WHEN live THEN charged ELSE 0 END, created_at, ended_at, $17 FROM leased ORDER BY id
+      CASE WHEN live THEN charged ELSE 0 END, created_at, ended_at, $7 FROM leased ORDER BY id
     ON CONFLICT (id) DO NOTHING RETURNING id, account_id, key_id, charged, ended_at),
   lease_spent AS (SELECT w.*, v.month, v.owner FROM written w JOIN v ON v.id = w.id WHERE w.charged > 0),
   spent AS (SELECT id, account_id, key_id, charged, ended_at, month FROM ended WHERE charged > 0
@@ -197,9 +198,8 @@ async function write(tx: Tx, b: PgBatch, nodeId: string): Promise<void> {
     const [d, e] = [b.ends, b.leasedEnds];
     const [r] = await tx.query<{ not_open: string[]; unleased: string[]; spent: { a: number; o: string; c: number }[] }>(prepared.END_HOLDS, [
       d.map((x) => x.id), d.map((x) => x.status), d.map((x) => x.charged), d.map((x) => x.endedAt), d.map((x) => x.month),
-      e.map((x) => x.id), e.map((x) => x.accountId), e.map((x) => x.keyId), e.map((x) => x.requestId), e.map((x) => x.amount),
-      e.map((x) => x.status), e.map((x) => x.charged), e.map((x) => x.createdAt), e.map((x) => x.endedAt), e.map((x) => x.month),
-      e.map((x) => x.owner), nodeId]);
+      JSON.stringify(e.map((x) => [x.id, x.accountId, x.keyId, x.requestId, x.amount, x.status, x.charged, x.createdAt, x.endedAt, x.month, x.owner])),
+      nodeId]);
     if (d.length) b.notOpen = r.not_open;
     if (e.length) b.unleased = r.unleased;
     if (r.spent.length) await tx.query(prepared.SPEND_LEASES, [r.spent.map((x) => x.a), r.spent.map((x) => x.o), r.spent.map((x) => x.c)]);
