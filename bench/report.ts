@@ -320,8 +320,8 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     check("billing hooks' event-loop work per request", '<= 25 µs', 25, true,
       hooks && (hooks.busy >= hooks.single ? { value: hooks.busy, where: 'in-process, 8 per turn' } : { value: hooks.single, where: 'in-process, 1 per turn' }),
       (v) => `${v.toFixed(1)} µs`),
-    check('billing on vs off throughput', '>= 85%', 0.85, false,
-      worst(results, (sf) => paired(gw(sf, 'closed'), closed(sf, 'gateway-billing-off')), id, false), percent),
+    // Shown, not judged: issue 18 replaced this noisy ratio with the in-process target above.
+    info('  billing on vs off throughput', worst(results, (sf) => paired(gw(sf, 'closed'), closed(sf, 'gateway-billing-off')), id, false), percent),
     // The gateway runs with metrics on and a request line per request (the operator's tools, issue 17);
     // the quiet one, otherwise the same, with both off.
     check('metrics + request log on vs off throughput', '>= 95%', 0.95, false,
