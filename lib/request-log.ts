@@ -20,6 +20,8 @@ function isoNow(): string {
   return isoText;
 }
 
+/** The status the client got; an error's own while none was sent. */
+const statusOf = (ctx: RequestContext): number | null => ctx.status ?? ctx.error?.status ?? null;
 const level = (status: number | null) => (status !== null && status >= 500 ? 'error' : 'info');
 /** A JSON string, or null for a missing one. */
 const str = (s: string | null | undefined) => (s == null ? 'null' : JSON.stringify(s));
@@ -29,7 +31,7 @@ const num = (n: number | null | undefined) => (n != null && Number.isFinite(n) ?
 /** The line's fields (README, Logs and traces). */
 export function requestLine(ctx: RequestContext): Record<string, unknown> {
   const u = ctx.usage;
-  const status = ctx.status ?? ctx.error?.status ?? null;
+  const status = statusOf(ctx);
   const attempts = new Array(ctx.attempts.length);
   for (let i = 0; i < attempts.length; i++) {
     const a = ctx.attempts[i];
@@ -70,7 +72,7 @@ export function requestLine(ctx: RequestContext): Record<string, unknown> {
  */
 export function requestLineJson(ctx: RequestContext): string {
   const u = ctx.usage;
-  const status = ctx.status ?? ctx.error?.status ?? null;
+  const status = statusOf(ctx);
   let attempts = '';
   for (let i = 0; i < ctx.attempts.length; i++) {
     const a = ctx.attempts[i];
@@ -93,8 +95,7 @@ export function requestLineJson(ctx: RequestContext): string {
 
 /** Writes the line when the sink's level lets it through; off: never called (gateway.ts). */
 export function logRequest(sink: LogSink, ctx: RequestContext): void {
-  const status = ctx.status ?? ctx.error?.status ?? null;
-  if (!sink.enabled(level(status))) return;
+  if (!sink.enabled(level(statusOf(ctx)))) return;
   if (sink.json) sink.writeText(requestLineJson(ctx));
   else sink.write(requestLine(ctx));
 }
