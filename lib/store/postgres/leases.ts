@@ -105,16 +105,20 @@ export class LeaseBook {
   private readonly leases = new Map<number, AccountLease>();
   private seq = 0;
   private generation = 0;
+  /** nodeId/generation, kept as one string: every hold taken and ended compares it. */
+  private ownerName: string;
   /** Lease calls made (tests: far fewer than holds). */
   grows = 0;
   /** Moves with every change of a lease's amount (reconciliation compares only between two equal readings). */
   version = 0;
 
-  constructor(private readonly nodeId: string, private readonly deps: LeaseDeps) {}
+  constructor(private readonly nodeId: string, private readonly deps: LeaseDeps) {
+    this.ownerName = `${nodeId}/0`;
+  }
 
   /** The name this node's leases are held under in the database (see migration 006). */
   get owner(): string {
-    return `${this.nodeId}/${this.generation}`;
+    return this.ownerName;
   }
 
   /**
@@ -167,6 +171,7 @@ export class LeaseBook {
   /** The node was taken for dead and its leases swept: start again under a new owner name. */
   forgetAll(): void {
     this.generation++;
+    this.ownerName = `${this.nodeId}/${this.generation}`;
     this.version++;
     this.leases.clear();
   }
