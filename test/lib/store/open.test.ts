@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
-import { migrationsDir, sqliteDriverProblem } from '../../../lib/store/sqlite/open.js';
 import { openSqliteStore } from '../../../lib/store/sqlite/store.js';
-import { WRITER_NICE } from '../../../lib/store/sqlite/writer.js';
+import { migrationsDir, openDatabase, sqliteDriverProblem } from '../../../lib/store/sqlite/open.js';
+import { StoreWriter, WRITER_CACHE_KIB, WRITER_NICE, WRITER_RESOURCE_LIMITS } from '../../../lib/store/sqlite/writer.js';
 import { storeConfig, tempDir, tempStore } from './fixtures/store.js';
 
 t.test('migrations apply once, in order, from the package folder', async (t) => {
@@ -85,6 +85,21 @@ t.test('the writer thread runs at a lower CPU priority; the event loop keeps its
   await store.flush(); // a batch went through the worker: its start-up has run
   t.equal(atWriterNice(), before + 1, 'one more thread at the writer priority');
   t.equal(niceIn('/proc/self/stat'), mainBefore, "the main thread's priority is unchanged");
+});
+
+t.test("the writer thread's page cache and young generation are bounded (each held 16 MB or more under load)", async (t) => {
+  const db = openDatabase(join(tempDir(t), 'gateway.db'));
+  const writer = new StoreWriter(db, 1000, () => {});
+  t.teardown(async () => {
+    await writer.close();
+    db.close();
+  });
+  const settings = await writer.settings();
+  t.equal(settings.cacheKib, WRITER_CACHE_KIB, 'its connection has the small page cache, not the 16 MB better-sqlite3 builds in');
+  t.ok(WRITER_CACHE_KIB <= 4096);
+  t.equal(settings.resourceLimits.maxYoungGenerationSizeMb, WRITER_RESOURCE_LIMITS.maxYoungGenerationSizeMb, 'its isolate has the young-generation limit');
+  t.ok(settings.resourceLimits.maxYoungGenerationSizeMb <= 8);
+  t.ok(settings.resourceLimits.maxOldGenerationSizeMb >= 1024, 'and no tight old-generation limit (a backlog batch must fit)');
 });
 
 /** A database as the release before migration 004 left it: migrations 001–003 applied, nothing else. */
