@@ -2,8 +2,8 @@
 /// <reference lib="es2024.string" />
 // The PostgreSQL store's batches (see ../write-batcher.ts for the group commit): what the parts
 // queue, and the transaction that writes it. Each statement takes all its rows at once (as column
-// arrays, or the history as one JSON array), so a batch costs a handful of round trips however many
-// requests it carries.
+// arrays, or the rows a request adds as one JSON array of rows), so a batch costs a handful of round
+// trips however many requests it carries.
 // Rows that several nodes may write at once are locked in one order (accounts, keys by id), so two
 // nodes' batches never deadlock.
 import type { HistoryRow } from '../types.js';
