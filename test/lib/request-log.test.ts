@@ -61,6 +61,5 @@ for (const [name, arrange] of Object.entries(cases)) {
     arrange(ctx);
     const expected = JSON.stringify(requestLine(ctx)) + '\n';
     t.equal(requestLineJson(ctx), expected);
-    t.doesNotThrow(() => JSON.parse(expected));
   });
 }

@@ -23,7 +23,9 @@ export const WRITER_NICE = 10;
  * (SQLITE_DEFAULT_CACHE_SIZE=-16000), and under load the writer's cache filled it: its thread's
  * malloc arena held 20 MB. Its batches append to the right edges of the tables and indexes (ids and
  * times only grow), so a few hundred pages hold what it touches; what it evicts is still in the
- * OS's page cache. Measured at 8,000 req/s: 16 MB less peak RSS, the same writer CPU per request.
+ * OS's page cache. Measured at 8,000 req/s (10 s runs at 50 in flight): the thread's arena held 4 MB
+ * instead of 20 at the end of every run, the median peak RSS fell by about 10 MB, and the writer's
+ * CPU per request did not change measurably.
  */
 export const WRITER_CACHE_KIB = 2048;
 
