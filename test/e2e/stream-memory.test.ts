@@ -1,5 +1,7 @@
-// A 30 MB stream passes through the gateway with its memory flat: nothing buffers the whole stream
-// (that would add at least the stream's size; garbage not yet collected adds about 10 MB). The
+// A 60 MB stream passes through the gateway with its memory flat: nothing buffers the whole stream
+// (that would add at least the stream's size). Garbage not yet collected adds 14 to 19 MB on a quiet
+// machine, whatever the stream's length, and went to 27 MB in a loaded CI run: the stream is long
+// enough for the bound to sit well above that and well below the stream. The
 // simulator runs in its own process, so the gateway's memory is the gateway's alone.
 // The young generation is held at 16 MB semi-spaces, what V8 gives Node 20: Node 24's V8 lets them
 // grow larger, and its uncollected garbage alone then went past the bound (34 to 117 MB growth).
@@ -43,7 +45,7 @@ function drain(url: string, key: string, body: object, onChunk: () => void): Pro
   });
 }
 
-t.test('30 MB stream, messages client to messages upstream', async (t) => {
+t.test('60 MB stream, messages client to messages upstream', async (t) => {
   const simUrl = await simulatorProcess(t);
   const cfg = testConfigObject(join(dir, 'gw.db'));
   cfg.providers = [
@@ -52,15 +54,15 @@ t.test('30 MB stream, messages client to messages upstream', async (t) => {
   ];
   cfg.demo = { enabled: true, email: 'mem@example.com', credit_usd: 1000 };
   cfg.upstream.idle_timeout_ms = 10000;
-  // ~5 million one-token words make 30 MB: allow that much output.
-  Object.assign(cfg.models[0], { context_window: 9_000_000, max_output_tokens: 7_500_000 });
+  // ~10 million one-token words make 60 MB: allow that much output.
+  Object.assign(cfg.models[0], { context_window: 18_000_000, max_output_tokens: 15_000_000 });
   const file = join(dir, 'gw.json');
   writeFileSync(file, JSON.stringify(cfg));
   const gw = await serveProcess(file, { expectDemoKey: true, nodeArgs: ['--max-semi-space-size=16'] });
   t.teardown(() => gw.child.kill('SIGKILL'));
 
-  const body = (model: string) => ({ model, max_tokens: 7_500_000, stream: true, messages: [{ role: 'user', content: 'big <<sim bytes=30000000>>' }] });
-  // Warm up (JIT, pools, SQLite pages), then measure the peak over a 30 MB stream.
+  const body = (model: string) => ({ model, max_tokens: 15_000_000, stream: true, messages: [{ role: 'user', content: 'big <<sim bytes=60000000>>' }] });
+  // Warm up (JIT, pools, SQLite pages), then measure the peak over a 60 MB stream.
   await drain(`${gw.url}/v1/messages`, gw.key!, { ...body('test/claude'), messages: [{ role: 'user', content: 'warm <<sim bytes=1000000>>' }] }, () => {});
   const base = gw.memory().rss;
   let peak = 0;
@@ -68,7 +70,7 @@ t.test('30 MB stream, messages client to messages upstream', async (t) => {
   const n = await drain(`${gw.url}/v1/messages`, gw.key!, body('test/claude'), () => {
     if (++chunks % 200 === 0) peak = Math.max(peak, gw.memory().rss);
   });
-  t.ok(n > 30_000_000, `received ${n} bytes`);
+  t.ok(n > 60_000_000, `received ${n} bytes`);
   const growth = (peak - base) / 1e6;
-  t.ok(growth < 25, `RSS grew by ${growth.toFixed(1)} MB over a 30 MB stream (base ${(base / 1e6).toFixed(1)} MB)`);
+  t.ok(growth < 40, `RSS grew by ${growth.toFixed(1)} MB over a 60 MB stream (base ${(base / 1e6).toFixed(1)} MB)`);
 });

@@ -142,9 +142,12 @@ t.test('a hold its node ends while another node sweeps it ends exactly once', { 
   const url = await freshPostgresUrl();
   const other = await node(t, url, manual);
   const a = await seedAccount(other, 100 * USD);
+  const db = await openSql(url);
+  t.teardown(() => db.close());
   let swept = 0;
   for (let round = 0; round < 6; round++) {
     const owner = await node(t, url, manual);
+    const before = swept;
     const holds = await Promise.all(Array.from({ length: 40 }, () =>
       owner.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.1 * USD, monthlyLimitNano: null })));
     await silence(url, owner);
@@ -155,9 +158,10 @@ t.test('a hold its node ends while another node sweeps it ends exactly once', { 
     if (round === 0) await sweep().then(() => owner.flush());
     else if (round === 1) await owner.flush().then(sweep);
     else await Promise.all(round % 2 ? [owner.flush(), sweep()] : [sweep(), owner.flush()]);
+    // Per round, so that a failure says which order lost count.
+    t.equal(await db.value(`SELECT COUNT(*) FROM holds WHERE node_id = ? AND status = 'released'`, owner.nodeId), swept - before,
+      `round ${round}: the holds released are those the sweep released`);
   }
-  const db = await openSql(url);
-  t.teardown(() => db.close());
   t.equal(await db.value(`SELECT COUNT(*) FROM holds WHERE status <> 'open'`), 240, 'every hold ended');
   t.equal(await db.value(`SELECT COUNT(*) FROM holds WHERE status = 'released'`), swept, 'what the sweeper released stayed released');
   t.ok(swept >= 40 && swept <= 200, `the sweeper won its round, the owner its (${swept} swept)`);
