@@ -252,3 +252,23 @@ t.test('a PDF resent on the next turn is not counted again; an unreadable one is
   estimateInput(doc(encrypted), 'messages');
   t.equal(pdfFilesScanned() - before, 3, 'an unreadable file is looked at each time');
 });
+
+t.test('the tokenizer\'s memory of merged words stays small under distinct random words', async (t) => {
+  // In a process of its own, with a collector it can run: 30,000 distinct words of 60 letters, in
+  // messages too short for the estimator's own cache (CACHE_FROM), so only the tokenizer remembers them.
+  const script = `
+    const { estimateInputTokens } = await import(${JSON.stringify(new URL('../../dist/lib/tokens.js', import.meta.url).href)});
+    let seed = 1;
+    const letter = () => String.fromCharCode(97 + ((seed = (seed * 48271) % 2147483647) % 26));
+    const word = () => Array.from({ length: 60 }, letter).join('');
+    estimateInputTokens({ messages: [{ role: 'user', content: 'warm up' }] }, 'chat');
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 15000; i++) estimateInputTokens({ messages: [{ role: 'user', content: word() + ' ' + word() }] }, 'chat');
+    gc();
+    console.log(process.memoryUsage().heapUsed - before);`;
+  const { execFileSync } = await import('node:child_process');
+  const grew = Number(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' }).trim()) / 1e6;
+  // 30,000 such words remembered took 16 MB; MERGE_CACHE_WORDS of them 6.
+  t.ok(grew < 11, `the heap grew by ${grew.toFixed(1)} MB`);
+});
