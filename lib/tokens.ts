@@ -195,7 +195,7 @@ export const bpeCharsTokenized = () => bpeChars;
  * (RSS 217 MB), and text of distinct short words to 30 MB. At 10,000 the same took 10 and 5 MB, and
  * counting English (documents of 5,400 distinct words) was as fast: their words still fit.
  */
-export const MERGE_CACHE_WORDS = 10_000;
+const MERGE_CACHE_WORDS = 10_000;
 setMergeCacheSize(MERGE_CACHE_WORDS);
 
 /** Special-token text such as "<|endoftext|>" is ordinary text in a prompt (by default the tokenizer throws). */
