@@ -191,9 +191,10 @@ export const bpeCharsTokenized = () => bpeChars;
 
 /**
  * The tokenizer remembers the tokens of the words it merged, 100,000 by default, and a word may be
- * up to 127 characters (LONG_RUN): requests of distinct random words filled that to 94 MB of heap
- * (RSS 217 MB), and text of distinct short words to 30 MB. At 10,000 the same took 10 and 5 MB, and
- * counting English (documents of 5,400 distinct words) was as fast: their words still fit.
+ * up to 127 characters (LONG_RUN): requests of distinct random words grew the heap by 94 MB (RSS
+ * 217 MB; the estimator's own cache below holds at most 8 MB of it), text of distinct short words by
+ * 30 MB. At 10,000 the same grew it by 10 and 5 MB, and counting English (documents of 5,400
+ * distinct words) was as fast: their words still fit.
  */
 const MERGE_CACHE_WORDS = 10_000;
 setMergeCacheSize(MERGE_CACHE_WORDS);

@@ -3,6 +3,7 @@
 // structural keys. The BPE reference is the module's own countTextTokens, so these tests hold
 // whichever encoding lib/tokens.ts uses; one test checks the bound against o200k.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { countTokens as o200k } from 'gpt-tokenizer';
 import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
 import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInput, estimateInputTokens, PDF_PAGE_TOKENS, pdfFilesScanned } from '../../lib/tokens.js';
@@ -267,7 +268,6 @@ t.test('the tokenizer\'s memory of merged words stays small under distinct rando
     for (let i = 0; i < 15000; i++) estimateInputTokens({ messages: [{ role: 'user', content: word() + ' ' + word() }] }, 'chat');
     gc();
     console.log(process.memoryUsage().heapUsed - before);`;
-  const { execFileSync } = await import('node:child_process');
   const grew = Number(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' }).trim()) / 1e6;
   // 30,000 such words remembered took 16 MB; MERGE_CACHE_WORDS of them 6.
   t.ok(grew < 11, `the heap grew by ${grew.toFixed(1)} MB`);
