@@ -17,7 +17,7 @@ interface Profile {
 const args = process.argv.slice(2);
 const topAt = args.indexOf('--top');
 const top = topAt === -1 ? 25 : Number(args[topAt + 1]);
-const files = args.filter((a, i) => !a.startsWith('--') && i !== topAt + 1);
+const files = args.filter((a, i) => !a.startsWith('--') && (topAt === -1 || i !== topAt + 1));
 
 function summarize(path: string): void {
   const p = JSON.parse(readFileSync(path, 'utf8')) as Profile;
