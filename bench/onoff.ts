@@ -1,4 +1,4 @@
-// Metrics, the request log, or both, on against off in whole processes: two gateways on the same
+// Metrics, the request log, or both, on against off in whole processes: gateways on the same
 // simulator process, the same config but for that (a gateway with metrics on is scraped at the start of
 // its turn and every `scrapeMs` meanwhile; Prometheus scrapes every 15 to 60 s), driven in turns by the
 // same closed loop so that other load on the machine falls on both alike. Prints requests per second and
@@ -29,44 +29,46 @@ const children: Child[] = [];
 try {
   const sim = await startSimulatorProcess();
   children.push(sim);
-  const metricsPort = await freePort();
-  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   // Off: the feature off, the other as an operator runs it (metrics off, the request log on).
   const start = async (name: string, on: boolean) => {
     const cfg = gatewayConfig(sim.url, join(dir, `${name}.db`));
-    if (on && metricsOn) cfg.metrics = { host: '127.0.0.1', port: metricsPort };
+    const metricsPort = on && metricsOn ? await freePort() : undefined;
+    if (metricsPort) cfg.metrics = { host: '127.0.0.1', port: metricsPort };
     if (!on && logOn) cfg.log = { requests: false };
     const file = writeConfig(dir, name, cfg);
     const key = await createBenchKey(file);
     const child = await startGatewayProcess(name, file);
     children.push(child);
-    return { name, key, port: Number(new URL(child.url).port), pid: child.pid };
+    const metricsUrl = metricsPort ? `http://127.0.0.1:${metricsPort}/metrics` : undefined;
+    return { name, on, key, port: Number(new URL(child.url).port), pid: child.pid, metricsUrl };
   };
-  const off = await start('off', false);
-  const on = await start('on', true);
+  // Two of each, started off, on, on, off: of two identical gateways, the one started first has
+  // measured up to 6% slower in whole runs (on a 2-core machine shared with the load), so each side
+  // has one of each place.
+  const gateways = [await start('off-1', false), await start('on-1', true), await start('on-2', true), await start('off-2', false)];
   const agent = keepAliveAgent(concurrency);
   // Warm-up (JIT, connection pools, the SQLite files), not counted.
-  for (const gw of [off, on]) await closedLoop(requestTarget(scenario, gw.port, gw.key), agent, concurrency, ms);
+  for (const gw of gateways) await closedLoop(requestTarget(scenario, gw.port, gw.key), agent, concurrency, ms);
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const rps: Record<string, number> = {};
-    const cpuUs: Record<string, number> = {};
-    // Alternate which goes first, so a trend in the machine's load falls on both.
-    for (const gw of r % 2 === 0 ? [off, on] : [on, off]) {
-      if (gw === on && metricsOn) void scrape(metricsUrl);
-      const scraper = gw === on && metricsOn ? setInterval(() => void scrape(metricsUrl), scrapeMs) : undefined;
+    const sum = { on: { rps: 0, cpuUs: 0 }, off: { rps: 0, cpuUs: 0 } };
+    // Every other round in reverse order, so a trend in the machine's load falls on both sides.
+    for (const gw of r % 2 === 0 ? gateways : [...gateways].reverse()) {
+      if (gw.metricsUrl) void scrape(gw.metricsUrl);
+      const scraper = gw.metricsUrl ? setInterval(() => void scrape(gw.metricsUrl!), scrapeMs) : undefined;
       const cpu0 = mainThreadCpuMs(gw.pid);
       const res = await closedLoop(requestTarget(scenario, gw.port, gw.key), agent, concurrency, ms);
-      cpuUs[gw.name] = ((mainThreadCpuMs(gw.pid) - cpu0) * 1000) / res.ok;
+      const side = sum[gw.on ? 'on' : 'off'];
+      side.cpuUs += ((mainThreadCpuMs(gw.pid) - cpu0) * 1000) / res.ok / 2;
       clearInterval(scraper);
       if (res.errors) throw new Error(`${gw.name}: ${res.errors} errors (${res.firstError})`);
-      rps[gw.name] = res.ok / (res.elapsedNs / 1e9);
+      side.rps += res.ok / (res.elapsedNs / 1e9) / 2;
     }
-    ratios.push(rps.on / rps.off);
-    cpuRatios.push(cpuUs.on / cpuUs.off);
-    process.stdout.write(`round ${r + 1}: off ${rps.off.toFixed(0)} req/s ${cpuUs.off.toFixed(0)} µs CPU/req, ` +
-      `on ${rps.on.toFixed(0)} req/s ${cpuUs.on.toFixed(0)} µs CPU/req\n`);
+    ratios.push(sum.on.rps / sum.off.rps);
+    cpuRatios.push(sum.on.cpuUs / sum.off.cpuUs);
+    process.stdout.write(`round ${r + 1}: off ${sum.off.rps.toFixed(0)} req/s ${sum.off.cpuUs.toFixed(0)} µs CPU/req, ` +
+      `on ${sum.on.rps.toFixed(0)} req/s ${sum.on.cpuUs.toFixed(0)} µs CPU/req (the means of two gateways each)\n`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const scraped = metricsOn ? `, scraped every ${scrapeMs} ms` : '';
