@@ -74,5 +74,8 @@ export async function openPgNode(tt: Test, url: string, opts: Partial<PostgresSt
   const store = openPostgresStore({ url, commitIntervalMs: 2, clock: Date.now, log: silentLogger, ...opts });
   tt.teardown(() => store.close().catch(() => {}));
   await store.sync();
+  // Its first heartbeat and sweep run in the background: a test that counts sweeps must not have
+  // this one release holds later, uncounted.
+  await store.nodes.started;
   return store;
 }

@@ -80,17 +80,21 @@ export class NodeRegistry {
     this.lastBeatSentAt = sentAt;
   }
 
+  /** Settles once start()'s first heartbeat and sweep were answered or failed (tests wait for it). */
+  started: Promise<void> = Promise.resolve();
+
   /** Heartbeat and sweep in the background, the first sweep at once (the holds of nodes already gone). */
   start(): void {
     if (this.stopped) return; // closed before it opened
     // A failure is the store's to report (the database is unreachable): the next tick tries again.
-    const sweep = () => void this.sweep().catch(() => {});
-    this.heartbeatTimer = setInterval(() => void this.heartbeat().catch(() => {}), this.timings.heartbeatMs);
+    const sweep = () => this.sweep().catch(() => {});
+    const beat = () => this.heartbeat().catch(() => {});
+    this.heartbeatTimer = setInterval(beat, this.timings.heartbeatMs);
     this.sweepTimer = setInterval(sweep, this.timings.sweepMs);
     this.heartbeatTimer.unref();
     this.sweepTimer.unref();
-    void this.heartbeat().catch(() => {}); // the live count at once, not a heartbeat later
-    sweep();
+    // The live count at once, not a heartbeat later.
+    this.started = Promise.all([beat(), sweep()]).then(() => {});
   }
 
   /**
