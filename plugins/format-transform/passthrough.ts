@@ -1,6 +1,7 @@
 // Same-format streams: only the model name changes (to the one the client asked for), plus the
 // chat usage chunk, which the gateway always requests for billing but a client gets only if it asked.
 import { AnswerText, type StreamEvent, type StreamHook } from '../../lib/plugin.js';
+import { jsonString } from '../../lib/json-string.js';
 
 const MODEL_KEY = '"model"';
 
@@ -20,9 +21,9 @@ export function renamedAnswer(text: string, body: Record<string, unknown>, model
   let at = skipSpace(text, key + MODEL_KEY.length);
   if (text.charCodeAt(at) !== 58 /* : */) return undefined;
   at = skipSpace(text, at + 1);
-  const value = JSON.stringify(from);
+  const value = jsonString(from);
   if (!text.startsWith(value, at)) return undefined;
-  return new AnswerText(text.slice(0, at) + JSON.stringify(model) + text.slice(at + value.length));
+  return new AnswerText(text.slice(0, at) + jsonString(model) + text.slice(at + value.length));
 }
 
 /** Whether `pos` is outside every string and directly inside the outermost object. */
@@ -64,7 +65,10 @@ export function messagesPassthrough(model: string): StreamHook {
 
 /** Chat format: every chunk names the model; a chunk is rewritten only when its model differs. */
 export function chatPassthrough(model: string, clientWantsUsage: boolean): StreamHook {
-  const target = `"model":${JSON.stringify(model)}`;
+  const target = `"model":${jsonString(model)}`;
+  // The upstream's model, as its chunks spell it: the same in every chunk of a stream.
+  let upstreamModel: string | undefined;
+  let from = '';
   return {
     onEvent(ev: StreamEvent) {
       const j = ev.json;
@@ -72,7 +76,10 @@ export function chatPassthrough(model: string, clientWantsUsage: boolean): Strea
       if (!clientWantsUsage && Array.isArray(j.choices) && j.choices.length === 0 && j.usage) return undefined;
       if (typeof j.model === 'string' && j.model !== model) {
         // Swap the name inside the upstream's own text rather than serializing the chunk again.
-        const from = `"model":${JSON.stringify(j.model)}`;
+        if (j.model !== upstreamModel) {
+          upstreamModel = j.model;
+          from = `"model":${jsonString(j.model)}`;
+        }
         const data = ev.data;
         const at = data.indexOf(from);
         if (at === -1) {

@@ -48,6 +48,16 @@ const cases: Record<string, (ctx: RequestContext) => void> = {
   'a model name that needs escapes, cut at 200 characters': (ctx) => {
     ctx.body = { model: 'a"b\\c\n\u0001\u2028é😀'.padEnd(300, 'x') };
   },
+  'strings quoted as they are (non-ASCII, DEL) and ones that need escapes (a lone surrogate)': (ctx) => {
+    ctx.body = { model: 'modèle-ü\u007f' };
+    ctx.requestedModel = 'x\ud800y';
+    ctx.offer = { listing: 'a/b@c 😀' } as RequestContext['offer'];
+  },
+  'durations of every shape, to the hundredth': (ctx) => {
+    const durations = [0, 0.004, 0.005, 0.05, 0.1, 0.1 + 0.2, 1.005, 12.3, 99.999, 21_474_836.47, 21_474_836.48, 1e12, 1e21, -1.234, -0.001, -0];
+    for (const durationMs of durations) ctx.attempts.push({ listing: 'l', outcome: 'ok', durationMs });
+    ctx.firstByteAt = 1000.001 + 0.075;
+  },
   'numbers JSON has no spelling for': (ctx) => {
     ctx.chargedNano = NaN;
     ctx.usage = { input: Infinity, output: -0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 } as RequestContext['usage'];

