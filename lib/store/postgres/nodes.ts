@@ -65,6 +65,8 @@ export class NodeRegistry {
   private lastBeatSentAt = -Infinity;
   /** Called when a heartbeat finds this node's row gone (it was taken for dead and swept). */
   takenForDead: (() => void) | undefined;
+  /** Settles once start()'s first heartbeat and sweep were answered or failed (tests wait for it). */
+  started: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -79,9 +81,6 @@ export class NodeRegistry {
     await this.db.direct(REGISTER, [this.id, hostname(), process.pid]);
     this.lastBeatSentAt = sentAt;
   }
-
-  /** Settles once start()'s first heartbeat and sweep were answered or failed (tests wait for it). */
-  started: Promise<void> = Promise.resolve();
 
   /** Heartbeat and sweep in the background, the first sweep at once (the holds of nodes already gone). */
   start(): void {
