@@ -28,7 +28,7 @@ const upstream = http.createServer((req, res) => {
 });
 const url = new URL(`http://127.0.0.1:${await listen(upstream)}/v1`);
 const provider = { id: 'p', url, http2: false } as Provider;
-const body = Buffer.from('{"model":"m","messages":[]}');
+const body = '{"model":"m","messages":[]}';
 const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
 
 type Send = (res: http.ServerResponse) => Promise<NodeJS.ReadableStream>;

@@ -103,9 +103,12 @@ export interface RequestContext {
   /** Says when the client went away before the response ended. */
   readonly client: ClientLink;
 
+  /** The body's bytes as read; emptied once schema-check has parsed them (bodyText keeps the text). */
   rawBody: Buffer;
-  /** The parsed JSON body (set by schema-check; parsed once). */
+  /** The parsed JSON body (set by schema-check; parsed once). Read-only to hooks: they replace values, never change them in place. */
   body: Record<string, any>;
+  /** The text `body` was parsed from (schema-check sets both): its values are sent upstream as the client wrote them (upstream-payload.ts). */
+  bodyText?: string;
   stream: boolean;
 
   model?: ModelConfig;
@@ -188,7 +191,7 @@ export function createContext(init: ContextInit): RequestContext {
   };
 }
 
-const EMPTY_BODY = Buffer.alloc(0);
+export const EMPTY_BODY = Buffer.alloc(0);
 
 /** Longest client-sent model name a history row, log line or span repeats (nothing else bounds what a client sends). */
 const MAX_MODEL_CHARS = 200;

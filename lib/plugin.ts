@@ -12,7 +12,11 @@ export interface UpstreamRequest {
   format: WireFormat;
   /** Path below the provider's base URL, e.g. "/v1/messages" or "/chat/completions". */
   path: string;
-  /** The JSON body to send; serialized once after all onAttempt hooks ran. */
+  /**
+   * The JSON body to send; serialized once after all onAttempt hooks ran. Replace values rather than
+   * change them in place: a same-format attempt sends the values still === the client's own as the
+   * client's own text (upstream-payload.ts).
+   */
   body: Record<string, any>;
   /** Extra upstream headers (credentials and the allowlist are added by the core). */
   headers: Record<string, string>;

@@ -1,7 +1,7 @@
 // Request validation (spec sections 2.2, 2.3, 4 and 8): Content-Type, one JSON parse into ctx.body,
 // and the route's body schema. GET routes pass untouched.
 import type { Plugin, PluginEnv } from '../../lib/plugin.js';
-import type { RequestContext } from '../../lib/context.js';
+import { EMPTY_BODY, type RequestContext } from '../../lib/context.js';
 import { GatewayError, badRequest } from '../../lib/errors.js';
 import { createBodyValidator } from './validate.js';
 import { summarize, type ValidationProblem } from './problems.js';
@@ -26,7 +26,8 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
       if (ctx.route === 'models') return;
       checkContentType(ctx.req.headers['content-type']);
       checkValueCount(ctx.rawBody);
-      const body = parseBody(ctx.rawBody);
+      const text = ctx.rawBody.toString('utf8');
+      const body = parseBody(text);
       // Of a body refused below, the history row and the log line show the model it asked for, nothing else.
       if (typeof body.model === 'string') ctx.body = { model: body.model };
       checkCounts(body);
@@ -34,6 +35,9 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
       const problems = validateBody(ctx.route, body);
       if (problems.length > 0) throw invalidBody(problems);
       ctx.body = body;
+      // The text replaces the bytes: a request in flight keeps one copy of its body besides the parse.
+      ctx.bodyText = text;
+      ctx.rawBody = EMPTY_BODY;
       // count_tokens answers with one object whatever `stream` says.
       ctx.stream = ctx.route !== 'count_tokens' && body.stream === true;
     },
@@ -51,8 +55,7 @@ function checkContentType(contentType: string | undefined): void {
   );
 }
 
-function parseBody(raw: Buffer): Record<string, any> {
-  const text = raw.toString('utf8');
+function parseBody(text: string): Record<string, any> {
   let body: unknown;
   try {
     body = JSON.parse(text);
