@@ -10,3 +10,9 @@ export function jsonString(s: string): string {
   }
   return '"' + s + '"';
 }
+
+/** The index of the first character at or after `at` that is not JSON whitespace. */
+export function skipSpace(text: string, at: number): number {
+  for (let c = text.charCodeAt(at); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++at));
+  return at;
+}

@@ -1,7 +1,7 @@
 // Same-format streams: only the model name changes (to the one the client asked for), plus the
 // chat usage chunk, which the gateway always requests for billing but a client gets only if it asked.
 import { AnswerText, type StreamEvent, type StreamHook } from '../../lib/plugin.js';
-import { jsonString } from '../../lib/json-string.js';
+import { jsonString, skipSpace } from '../../lib/json-string.js';
 
 const MODEL_KEY = '"model"';
 
@@ -42,10 +42,6 @@ function atTopLevel(text: string, pos: number): boolean {
   return !inString && depth === 1;
 }
 
-function skipSpace(text: string, at: number): number {
-  for (let c = text.charCodeAt(at); c === 32 || c === 10 || c === 13 || c === 9; c = text.charCodeAt(++at));
-  return at;
-}
 
 /** Messages format: the model appears once, in message_start. */
 export function messagesPassthrough(model: string): StreamHook {
