@@ -34,6 +34,7 @@ import {
 import { measureValidation } from './validation.js';
 import { measureBillingHooks } from './billing-hooks.js';
 import { measureWorstBodies, worstBodyReport, type WorstBodyFigures } from './worst-body.js';
+import { measureResentConversation, resentConversationReport, type ResentFigures } from './resent-conversation.js';
 import { measureRateLimitHooks } from './rate-limit-hooks.js';
 import { measureMetricsHooks, type MetricsCost } from './metrics-hooks.js';
 import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
@@ -406,6 +407,7 @@ async function main(): Promise<void> {
   const billingHooks = { busy: await measureBillingHooks(hooksMs, 8), single: await measureBillingHooks(hooksMs, 1) };
   process.stderr.write('timing the worst bodies the limits allow in-process…\n');
   const worstBodies = measureWorstBodies(3);
+  const resent = measureResentConversation();
   process.stderr.write('timing the rate limiter in-process…\n');
   const rateLimitHooks = measureRateLimitHooks(hooksMs);
   process.stderr.write('timing the metrics recorder in-process…\n');
@@ -478,7 +480,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
     await pgDb?.drop().catch((err) => process.stderr.write(`!! could not drop the bench database: ${err.message}\n`));
   }
-  report(o, results, validation, billingHooks, rateLimitHooks, metricsHooks, worstBodies, startupRss, placement, children, untested, pgTrips);
+  report(o, results, validation, billingHooks, rateLimitHooks, metricsHooks, worstBodies, resent, startupRss, placement, children, untested, pgTrips);
 }
 
 /** Database transactions (round trips, at least: a transaction of several statements is more) per request in PostgreSQL mode. */
@@ -535,6 +537,7 @@ function report(
   rateLimitHooks: { usPerRequest: number },
   metricsHooks: MetricsCost,
   worstBodies: WorstBodyFigures[],
+  resent: ResentFigures,
   startupRss: Record<string, number>,
   placement: string[],
   children: Child[],
@@ -592,6 +595,8 @@ function report(
     'Worst bodies the request limits allow, event-loop time per request (in-process, this process; median of 3):',
     worstBodyReport(worstBodies),
     '',
+    resentConversationReport(resent),
+    '',
     `Peak RSS: gateway ${peak.gateway?.toFixed(1) ?? '-'} MB, gateway billing-off ${peak.billingOff?.toFixed(1) ?? '-'} MB, ` +
       `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB, gateway postgres node ${peak.postgresNode?.toFixed(1) ?? '-'} MB ` +
       `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
@@ -627,6 +632,7 @@ function report(
     billingHooksUsPerRequest: billingHooks.busy.usPerRequest,
     billingHooksUsPerRequestOnePerTurn: billingHooks.single.usPerRequest,
     worstBodies,
+    resentConversation: resent,
     rateLimitHooksUsPerRequest: rateLimitHooks.usPerRequest,
     metricsHooks,
     peakRssMb: peak,

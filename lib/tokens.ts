@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/r50k_base';
 import { LRUCache } from 'lru-cache';
 import type { WireFormat } from './config-types.js';
+import { TextCounts } from './text-counts.js';
 import { dataUrlBytes, parseDataUrl, pdfPagesAtMost, pdfScanBudget, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE, type PdfScanBudget } from './documents.js';
 
 /** Other tokenizers count up to ~25% more than o200k on the same text. */
@@ -258,7 +259,7 @@ function countInto(text: string, count: Count): void {
  * A hit costs no budget; only texts counted wholly by BPE are remembered.
  */
 const CACHE_FROM = 256;
-const cache = new LRUCache<string, number>({ maxSize: 8 * 1024 * 1024, sizeCalculation: (_v, k) => k.length });
+const cache = new TextCounts(8 * 1024 * 1024);
 
 function countCached(text: string, count: Count): void {
   if (text.length < CACHE_FROM) return countInto(text, count);
