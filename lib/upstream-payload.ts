@@ -5,9 +5,9 @@
 // Counted by callgrind on the bench's 2 KB chat body (bench/instructions.ts): JSON.stringify's
 // string serializer ran 48,000 instructions a request before, 2,000 now (the replaced values), and
 // the scan takes 3,400.
-import { jsonString, skipSpace } from './json-string.js';
+import { jsonString, skipSpace, stringEnd } from './json-string.js';
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, COLON = 0x3a, COMMA = 0x2c;
+const QUOTE = 0x22, COLON = 0x3a, COMMA = 0x2c;
 const OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d;
 
 /**
@@ -70,15 +70,6 @@ export function topLevelMembers(text: string): Map<string, Member> | undefined {
   }
 }
 
-/** After the closing quote of the string that opens at `i`; indexOf skips its characters in one call. */
-function stringEnd(text: string, i: number): number {
-  for (let q = text.indexOf('"', i + 1); q !== -1; q = text.indexOf('"', q + 1)) {
-    let escapes = 0;
-    while (text.charCodeAt(q - 1 - escapes) === BACKSLASH) escapes++;
-    if (escapes % 2 === 0) return q + 1; // an even run of backslashes escapes itself, not the quote
-  }
-  return text.length;
-}
 
 /** A key as JSON.parse reads it: escapes decoded (rare in keys, so parsed only when present). */
 function keyOf(text: string, start: number, end: number): string {

@@ -25,8 +25,8 @@ export default function schemaCheck(_env: PluginEnv): Plugin {
     onRequest(ctx: RequestContext) {
       if (ctx.route === 'models') return;
       checkContentType(ctx.req.headers['content-type']);
-      checkValueCount(ctx.rawBody);
       const text = ctx.rawBody.toString('utf8');
+      checkValueCount(text);
       const body = parseBody(text);
       // Of a body refused below, the history row and the log line show the model it asked for, nothing else.
       if (typeof body.model === 'string') ctx.body = { model: body.model };

@@ -10,7 +10,7 @@ t.test('each worst body is allowed by the limits, just under 10 MB or at the val
   for (const w of worstBodies) {
     const raw = w.build(1);
     // The body at the value limit is smaller: its values, not its bytes, are the limit it reaches.
-    if (w.name.includes('value limit')) t.ok(jsonValuesAtLeast(raw, Infinity) > MAX_JSON_VALUES * 0.99, `${w.name}: at the value limit`);
+    if (w.name.includes('value limit')) t.ok(jsonValuesAtLeast(raw.toString(), Infinity) > MAX_JSON_VALUES * 0.99, `${w.name}: at the value limit`);
     else t.ok(raw.length <= 10 * 1024 * 1024 && raw.length > 9 * 1024 * 1024, `${w.name}: ${raw.length} bytes`);
     t.equal(await check(fakeCtx('messages', raw)), undefined, `${w.name}: accepted`);
     t.not(w.build(2).toString('latin1', 0, 300_000), raw.toString('latin1', 0, 300_000), `${w.name}: another seed, other text`);
