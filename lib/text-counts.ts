@@ -3,14 +3,13 @@
 // instructions a character, 150 µs for a 100 KB conversation resent, where JSON.parse took 35-50.
 // Here a text is found by a fingerprint of its length and 64 characters sampled across it, then
 // confirmed by comparing it whole with the remembered text (memcmp speed), so a hit is exact: a count
-// is never another text's, whatever a client sends (the hold is built from it). Texts that share a
-// fingerprint (same length, same sampled characters) share a bucket of BUCKET entries.
+// is never another text's, whatever a client sends (the hold is built from it). Texts made from one
+// template (tool definitions, say) often share a fingerprint: the first keeps the slot, the others
+// ("twins") are remembered by their whole text, as before, so they cost the hash but never a recount.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 const SAMPLES = 64;
-/** Remembered texts per fingerprint; a fuller bucket forgets its oldest. */
-const BUCKET = 4;
 
 interface Entry {
   text: string;
@@ -19,8 +18,8 @@ interface Entry {
 
 /**
  * A per-process seed and sampling phase: which characters are sampled, and how they mix, cannot be
- * known from outside, so a client cannot aim texts at another's bucket (it could only evict, and
- * only cost CPU, as flooding the cache can anyway).
+ * known from outside, so a client cannot aim its texts at another's fingerprint (which would only
+ * make that text a twin, remembered by its whole text).
  */
 const random = randomBytes(8);
 const SEED = random.readInt32LE(0);
@@ -39,23 +38,28 @@ export function fingerprint(text: string): number {
 }
 
 export class TextCounts {
-  private readonly buckets: LRUCache<number, Entry[]>;
+  /** By fingerprint, the text holding it and its count; by text, a twin's count. One LRU, one bound. */
+  private readonly remembered: LRUCache<number | string, Entry | number>;
 
   /** `maxChars`: the texts remembered, in characters, at most. `print`: fingerprint (tests force collisions). */
   constructor(maxChars: number, private readonly print: (text: string) => number = fingerprint) {
-    this.buckets = new LRUCache<number, Entry[]>({ maxSize: maxChars, sizeCalculation: (bucket) => bucket.reduce((n, e) => n + e.text.length, 0) });
+    this.remembered = new LRUCache<number | string, Entry | number>({
+      maxSize: maxChars,
+      sizeCalculation: (value, key) => (typeof value === 'number' ? (key as string).length : value.text.length),
+    });
   }
 
   get(text: string): number | undefined {
-    const bucket = this.buckets.get(this.print(text));
-    if (bucket === undefined) return undefined;
-    for (const e of bucket) if (e.text === text) return e.tokens;
-    return undefined;
+    const slot = this.remembered.get(this.print(text)) as Entry | undefined;
+    if (slot === undefined) return undefined;
+    if (slot.text === text) return slot.tokens;
+    return this.remembered.get(text) as number | undefined;
   }
 
   set(text: string, tokens: number): void {
     const print = this.print(text);
-    const others = (this.buckets.get(print) ?? []).filter((e) => e.text !== text).slice(1 - BUCKET);
-    this.buckets.set(print, [...others, { text, tokens }]);
+    const slot = this.remembered.get(print) as Entry | undefined;
+    if (slot === undefined || slot.text === text) this.remembered.set(print, { text, tokens });
+    else this.remembered.set(text, tokens);
   }
 }
