@@ -10,6 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 const SAMPLES = 64;
+/**
+ * Characters at the start mixed in whole: tool definitions made from one template differ in their
+ * name, which comes first ({"type":"function","function":{"name":…).
+ */
+const HEAD = 48;
 
 interface Entry {
   text: string;
@@ -25,11 +30,15 @@ const random = randomBytes(8);
 const SEED = random.readInt32LE(0);
 const PHASE = random.readUInt32LE(4) / 2 ** 32;
 
-/** A 30-bit fingerprint (a small integer: V8 hashes it without looking at the text). */
+/** A 30-bit fingerprint of the length, the head and samples across the text (a small integer: V8 hashes it without looking at the text). */
 export function fingerprint(text: string): number {
   const n = text.length;
   const step = n / SAMPLES;
   let h = Math.imul(n ^ SEED, 0x9e3779b1);
+  for (let i = 0; i < HEAD && i < n; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), 0x85ebca6b);
+    h ^= h >>> 15;
+  }
   for (let i = 0; i < SAMPLES; i++) {
     h = Math.imul(h ^ text.charCodeAt(Math.floor((i + PHASE) * step)), 0x85ebca6b);
     h ^= h >>> 15;

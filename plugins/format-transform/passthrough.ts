@@ -1,7 +1,8 @@
 // Same-format streams: only the model name changes (to the one the client asked for), plus the
 // chat usage chunk, which the gateway always requests for billing but a client gets only if it asked.
 import { AnswerText, type StreamEvent, type StreamHook } from '../../lib/plugin.js';
-import { jsonString, skipSpace } from '../../lib/json-string.js';
+import { jsonString } from '../../lib/json-string.js';
+import { skipSpace } from '../../lib/json-scan.js';
 
 const MODEL_KEY = '"model"';
 

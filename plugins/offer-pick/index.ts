@@ -96,7 +96,7 @@ export default function offerPick(env: PluginEnv): Plugin {
       const explicit = explicitOutputBudget(ctx);
       // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
       const requested = explicit ?? model.max_output_tokens;
-      const seen = estimateInput(ctx.body, ctx.clientFormat);
+      const seen = estimateInput(ctx.body, ctx.clientFormat, ctx.bodyText);
       // A document the gateway cannot size may fill what the context window leaves: the hold assumes
       // it does (an inference request's input never exceeds that). A token count holds nothing.
       const input = seen.unseenDocuments > 0 && ctx.route !== 'count_tokens'

@@ -4,7 +4,7 @@
 // limits are far above what clients send: OpenAI allows 128 tools, and conversations that fill a
 // context window have hundreds of messages, not tens of thousands.
 import { GatewayError } from '../../lib/errors.js';
-import { stringEnd } from '../../lib/json-string.js';
+import { stringEnd } from '../../lib/json-scan.js';
 
 /** 4× the 128 tools the chat-completions vendor accepts. */
 export const MAX_TOOLS = 512;

@@ -83,6 +83,25 @@ t.test('tools are counted from their JSON', async (t) => {
   t.ok(withTool > without);
 });
 
+t.test("with the body's text, tools count the same, and a resent tool is not counted again", async (t) => {
+  const tools = [0, 1, 2].map((i) => ({ type: 'function', function: { name: `tool_${i}`, description: 'Looks things up. '.repeat(20 + i), parameters: { type: 'object', properties: { q: { type: 'string' } } } } }));
+  const body = { messages: [{ role: 'user', content: 'hi' }], tools };
+  const expected = Math.ceil(bpe('hi', ...tools.map((x) => JSON.stringify(x))) * SAFETY) + PER_MESSAGE;
+  // Spaced as some clients send it (Python's json.dumps): still counted as JSON.stringify writes each tool.
+  for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2)]) {
+    t.equal(estimateInput(JSON.parse(text), 'chat', text).tokens, expected, 'the first time');
+    const before = bpeCharsTokenized();
+    t.equal(estimateInput(JSON.parse(text), 'chat', text).tokens, expected, 'resent');
+    t.equal(bpeCharsTokenized() - before, 'hi'.length, 'only the short message was counted again');
+  }
+  // One tool edited: counted anew, the others remembered.
+  const edited = { ...body, tools: [tools[0], { ...tools[1], function: { ...tools[1].function, description: 'Edited.' } }, tools[2]] };
+  const text = JSON.stringify(edited);
+  t.equal(estimateInput(JSON.parse(text), 'chat', text).tokens, Math.ceil(bpe('hi', ...edited.tools.map((x) => JSON.stringify(x))) * SAFETY) + PER_MESSAGE);
+  // A text whose tools are not the body's (another count of items): the body's own tools are counted.
+  t.equal(estimateInput(body, 'chat', JSON.stringify({ tools: [tools[0]] })).tokens, expected);
+});
+
 t.test('tool calls in chat assistant messages are counted', async (t) => {
   const est = estimateInputTokens(
     { messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] }] },

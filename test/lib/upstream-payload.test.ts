@@ -1,7 +1,8 @@
 // The upstream body as the client's bytes where its values are the client's own: always the JSON
 // of the attempt's body, with the copied values spelled as the client spelled them.
 import t from 'tap';
-import { topLevelMembers, upstreamPayload } from '../../lib/upstream-payload.js';
+import { upstreamPayload } from '../../lib/upstream-payload.js';
+import { topLevelMembers } from '../../lib/json-scan.js';
 
 /** What a same-format attempt does: a shallow copy with some values replaced, some removed, some added. */
 function attempt(client: Record<string, any>, edit: (body: Record<string, any>) => void): Record<string, any> {
