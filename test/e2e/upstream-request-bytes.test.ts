@@ -27,7 +27,7 @@ t.before(async () => {
   const port = (upstream.address() as AddressInfo).port;
   gw = await startGateway({
     configure(c) {
-      c.models.push({ id: 'test/raw', context_window: 10000, max_output_tokens: 100 });
+      c.models.push({ id: 'test/raw', context_window: 1_000_000, max_output_tokens: 100 });
       c.providers.push({ id: 'raw', format: 'chat', base_url: `http://127.0.0.1:${port}/v1`, api_key: 'sk-raw' });
       c.offers.push({ listing: 'test/raw@raw', model: 'test/raw', provider: 'raw', upstream_model: 'raw-up', price: { input: 1, output: 2 } });
     },
@@ -65,4 +65,12 @@ t.test('kept values arrive as the client wrote them, the rest as the gateway set
 t.test('a budget the client left out is the gateway\'s own value', async (t) => {
   t.equal(await post('{"model":"test/raw","messages":[{"role":"user","content":"hi"}]}'), 200);
   t.equal(received.at(-1), '{"model":"raw-up","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":100}');
+});
+
+t.test('a large body (sent as bytes) arrives whole, non-ASCII text included', async (t) => {
+  const long = 'café 😀 "q" \\ '.repeat(8000); // over 64 K characters: payloadOf writes bytes
+  const text = `{"model": "test/raw", "messages": [{"role": "user", "content": ${JSON.stringify(long)}}], "max_tokens": 50}`;
+  t.equal(await post(text), 200);
+  const got = received.at(-1)!;
+  t.equal(got, `{"model":"raw-up","messages": [{"role": "user", "content": ${JSON.stringify(long)}}],"max_tokens": 50}`);
 });

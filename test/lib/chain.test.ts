@@ -111,7 +111,7 @@ class FakeTransports {
   }
 
   send(out: OutgoingRequest): UpstreamCall {
-    const sent: Sent = { provider: out.provider.id, path: out.path, headers: out.headers, body: JSON.parse(out.body) };
+    const sent: Sent = { provider: out.provider.id, path: out.path, headers: out.headers, body: JSON.parse(out.body.toString()) };
     this.sent.push(sent);
     let body: Readable | undefined;
     let rejectHead!: (e: Error) => void;

@@ -1,7 +1,7 @@
 // The upstream body as the client's bytes where its values are the client's own: always the JSON
 // of the attempt's body, with the copied values spelled as the client spelled them.
 import t from 'tap';
-import { upstreamPayload } from '../../lib/upstream-payload.js';
+import { LARGE_PAYLOAD_CHARS, upstreamPayload } from '../../lib/upstream-payload.js';
 import { topLevelMembers } from '../../lib/json-scan.js';
 
 /** What a same-format attempt does: a shallow copy with some values replaced, some removed, some added. */
@@ -20,7 +20,7 @@ t.test('values the attempt kept are the client bytes, the others are serialized'
     b.max_tokens = 20;
     b.stream_options = { include_usage: true };
   });
-  const out = upstreamPayload(body, client, text);
+  const out = String(upstreamPayload(body, client, text));
   t.same(JSON.parse(out), body, 'the JSON of the attempt body');
   t.equal(
     out,
@@ -102,7 +102,7 @@ t.test('random documents: the payload always parses to the attempt body', async 
       if (random() < 0.3) delete b[pick(Object.keys(b))];
       if (random() < 0.3) b.added = { n: 1 };
     });
-    const out = upstreamPayload(body, client, text);
+    const out = String(upstreamPayload(body, client, text));
     const parsed = JSON.parse(out);
     if (JSON.stringify(parsed) !== JSON.stringify(body)) {
       t.fail(`document ${i}: ${text} gave ${out}`);
@@ -110,4 +110,15 @@ t.test('random documents: the payload always parses to the attempt body', async 
     }
   }
   t.pass('300 documents');
+});
+
+t.test('a large payload is its UTF-8 bytes, the same JSON as the text a small one is', async (t) => {
+  const long = 'café 😀 "quoted" '.repeat(Math.ceil(LARGE_PAYLOAD_CHARS / 16));
+  const text = `{"model": "alias", "messages": [{"role": "user", "content": ${JSON.stringify(long)}}], "n": 1}`;
+  const client = JSON.parse(text);
+  const out = upstreamPayload({ ...client, model: 'up' }, client, text);
+  t.ok(Buffer.isBuffer(out), 'bytes');
+  t.equal(out.toString('utf8'), `{"model":"up","messages": [{"role": "user", "content": ${JSON.stringify(long)}}],"n": 1}`);
+  const small = upstreamPayload({ ...client, messages: [], model: 'up' }, client, text);
+  t.equal(typeof small, 'string', 'a small one stays text');
 });
