@@ -4,6 +4,7 @@
 // remembered counts. JSON.parse of the same body is the yardstick. `node dist/bench/resent-conversation.js` prints it; the main bench too.
 import { hrtime } from 'node:process';
 import { estimateInput } from '../lib/tokens.js';
+import { clientToolTexts } from '../lib/upstream-payload.js';
 
 const MESSAGES = 40;
 const CHARS_PER_MESSAGE = 2500;
@@ -39,7 +40,7 @@ function conversation(): string {
 
 export function measureResentConversation(rounds = 5, perRound = 500): ResentFigures {
   const body = conversation();
-  estimateInput(JSON.parse(body), 'messages', body); // the first turn counts and remembers
+  estimateInput(JSON.parse(body), 'messages', () => clientToolTexts({ bodyText: body })); // the first turn counts and remembers
   const parse: number[] = [];
   const estimate: number[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -48,7 +49,7 @@ export function measureResentConversation(rounds = 5, perRound = 500): ResentFig
     for (let i = 0; i < perRound; i++) bodies.push(JSON.parse(body));
     parse.push(Number(hrtime.bigint() - t0) / perRound / 1000);
     t0 = hrtime.bigint();
-    for (const b of bodies) estimateInput(b, 'messages', body);
+    for (const b of bodies) estimateInput(b, 'messages', () => clientToolTexts({ bodyText: body })); // a request's scan and estimate
     estimate.push(Number(hrtime.bigint() - t0) / perRound / 1000);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

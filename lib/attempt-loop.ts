@@ -15,7 +15,7 @@ import type { Logger } from './log.js';
 import { credentialHeaders, errorMessageOf, isErrorBody, retryAfterMsOf, upstreamErrorMessage, upstreamPath } from './wire.js';
 import { sendJson } from './reply.js';
 import { StreamRelay } from './stream-relay.js';
-import { payloadOf, upstreamPayload } from './upstream-payload.js';
+import { clientMembers, payloadOf, upstreamPayload } from './upstream-payload.js';
 import { AttemptFailed, ClientGone, DeadlineExceeded, timedOut, type AttemptResult, type UpstreamText } from './attempt-errors.js';
 
 /**
@@ -126,7 +126,7 @@ export class AttemptLoop {
   }
 
   private send(ctx: RequestContext, res: ServerResponse, up: UpstreamRequest): UpstreamCall {
-    const payload = ctx.bodyText !== undefined && up.format === ctx.clientFormat ? upstreamPayload(up.body, ctx.body, ctx.bodyText) : payloadOf([JSON.stringify(up.body)]);
+    const payload = ctx.bodyText !== undefined && up.format === ctx.clientFormat ? upstreamPayload(up.body, ctx.body, ctx.bodyText, clientMembers(ctx)) : payloadOf([JSON.stringify(up.body)]);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'content-length': String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length),

@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { GatewayError } from './errors.js';
+import type { Member } from './json-scan.js';
 import type { ModelConfig, ProviderConfig, SupportsConfig, WireFormat } from './config-types.js';
 
 export type Route = 'chat' | 'messages' | 'count_tokens' | 'models';
@@ -109,6 +110,8 @@ export interface RequestContext {
   body: Record<string, any>;
   /** The text `body` was parsed from (schema-check sets both): its values are sent upstream as the client wrote them (upstream-payload.ts). */
   bodyText?: string;
+  /** Where bodyText's top-level members are, found once a request (clientMembers in upstream-payload.ts); null: not an object. */
+  bodyMembers?: Map<string, Member> | null;
   stream: boolean;
 
   model?: ModelConfig;

@@ -7,7 +7,6 @@ import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/r50k_base
 import { LRUCache } from 'lru-cache';
 import type { WireFormat } from './config-types.js';
 import { TextCounts } from './text-counts.js';
-import { topLevelMembers } from './json-scan.js';
 import { dataUrlBytes, parseDataUrl, pdfPagesAtMost, pdfScanBudget, PDF_MEDIA_TYPE, TEXT_MEDIA_TYPE, type PdfScanBudget } from './documents.js';
 
 /** Other tokenizers count up to ~25% more than o200k on the same text. */
@@ -277,20 +276,19 @@ function countCached(text: string, count: Count): void {
 /**
  * Tools count as their JSON (JSON.stringify of each). Agents resend the same tools every turn, often
  * 20 or more in tens of KB: with the body's text at hand, a tool's count is remembered by the
- * client's own text of it (found in one scan, json-scan.ts), so a resent tool costs neither
+ * client's own text of it (found by the scan the upstream payload uses), so a resent tool costs neither
  * JSON.stringify nor a count. 20 tools in 65 KB: 35-60 µs an estimate instead of 220-240.
  */
 const toolCounts = new TextCounts(2 * 1024 * 1024);
 
-function countTools(tools: unknown[], text: string | undefined, count: Count): void {
-  const spans = text === undefined ? undefined : topLevelMembers(text, 'tools')?.get('tools')?.items;
-  const known = spans !== undefined && spans.length === tools.length;
+function countTools(tools: unknown[], texts: string[] | undefined, count: Count): void {
+  const known = texts !== undefined && texts.length === tools.length;
   for (let i = 0; i < tools.length; i++) {
     if (!known) {
       countCached(JSON.stringify(tools[i]), count);
       continue;
     }
-    const own = text!.slice(spans[i][0], spans[i][1]);
+    const own = texts[i];
     const hit = toolCounts.get(own);
     if (hit !== undefined) {
       count.bpe += hit;
@@ -316,9 +314,10 @@ export interface InputEstimate {
 
 /**
  * The input of a request body: system, messages (text, images, documents) and tools (each piece
- * counted on its own). `text`: the text `body` was parsed from, when at hand (see countTools).
+ * counted on its own). `toolTexts`: gives the client's own text of each tool, when at hand (see
+ * countTools); asked only of a body with tools.
  */
-export function estimateInput(body: Record<string, any>, _format: WireFormat, text?: string): InputEstimate {
+export function estimateInput(body: Record<string, any>, _format: WireFormat, toolTexts?: () => string[] | undefined): InputEstimate {
   const t: Tally = { text: [], images: 0, messages: 0, pdfPages: 0, unseen: 0, pdfBudget: pdfScanBudget() };
   if (body.system !== undefined) walkContent(body.system, t);
   if (Array.isArray(body.messages)) {
@@ -333,7 +332,7 @@ export function estimateInput(body: Record<string, any>, _format: WireFormat, te
   }
   const count = newCount();
   for (const piece of t.text) countCached(piece, count);
-  if (Array.isArray(body.tools)) countTools(body.tools, text, count);
+  if (Array.isArray(body.tools)) countTools(body.tools, toolTexts?.(), count);
   const tokens = Math.ceil(count.bpe * SAFETY) + countRest(count.rest) + t.messages * PER_MESSAGE + t.images * PER_IMAGE +
     (t.pdfPages + t.unseen) * PDF_PAGE_TOKENS;
   return { tokens, unseenDocuments: t.unseen };

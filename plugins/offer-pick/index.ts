@@ -8,6 +8,7 @@ import type { Feature, Offer, RequestContext } from '../../lib/context.js';
 import { GatewayError, badRequest, notFound, unavailable } from '../../lib/errors.js';
 import { modelRefusal, usableOffers, withinPriceCap } from '../../lib/permissions.js';
 import { estimateInput } from '../../lib/tokens.js';
+import { clientToolTexts } from '../../lib/upstream-payload.js';
 import { detectFeatures, FEATURE_NAMES, findMedia } from './features.js';
 import { betaMatches, declares, parseBetas, requestExtras, type Allowance, type RequestExtras } from './extras.js';
 import { listModels, retrieveModel, type ModelCatalog } from './models-list.js';
@@ -96,7 +97,7 @@ export default function offerPick(env: PluginEnv): Plugin {
       const explicit = explicitOutputBudget(ctx);
       // Without a budget a chat request gets the model's maximum output (spec 4.2), within each offer's ceiling.
       const requested = explicit ?? model.max_output_tokens;
-      const seen = estimateInput(ctx.body, ctx.clientFormat, ctx.bodyText);
+      const seen = estimateInput(ctx.body, ctx.clientFormat, () => clientToolTexts(ctx));
       // A document the gateway cannot size may fill what the context window leaves: the hold assumes
       // it does (an inference request's input never exceeds that). A token count holds nothing.
       const input = seen.unseenDocuments > 0 && ctx.route !== 'count_tokens'

@@ -8,6 +8,7 @@ import { countTokens as o200k } from 'gpt-tokenizer';
 import { countTokens as r50k } from 'gpt-tokenizer/encoding/r50k_base';
 import { BPE_MAX_CHARS, BPE_SAMPLE_CHARS, bpeCharsTokenized, countTextTokens, estimateInput, estimateInputTokens, PDF_PAGE_TOKENS, pdfFilesScanned } from '../../lib/tokens.js';
 import { buildPdf } from '../helpers/pdf.js';
+import { clientToolTexts } from '../../lib/upstream-payload.js';
 
 const SAFETY = 1.25;
 const PER_MESSAGE = 4;
@@ -89,17 +90,17 @@ t.test("with the body's text, tools count the same, and a resent tool is not cou
   const expected = Math.ceil(bpe('hi', ...tools.map((x) => JSON.stringify(x))) * SAFETY) + PER_MESSAGE;
   // Spaced as some clients send it (Python's json.dumps): still counted as JSON.stringify writes each tool.
   for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2)]) {
-    t.equal(estimateInput(JSON.parse(text), 'chat', text).tokens, expected, 'the first time');
+    t.equal(estimateInput(JSON.parse(text), 'chat', () => clientToolTexts({ bodyText: text })).tokens, expected, 'the first time');
     const before = bpeCharsTokenized();
-    t.equal(estimateInput(JSON.parse(text), 'chat', text).tokens, expected, 'resent');
+    t.equal(estimateInput(JSON.parse(text), 'chat', () => clientToolTexts({ bodyText: text })).tokens, expected, 'resent');
     t.equal(bpeCharsTokenized() - before, 'hi'.length, 'only the short message was counted again');
   }
   // One tool edited: counted anew, the others remembered.
   const edited = { ...body, tools: [tools[0], { ...tools[1], function: { ...tools[1].function, description: 'Edited.' } }, tools[2]] };
   const text = JSON.stringify(edited);
-  t.equal(estimateInput(JSON.parse(text), 'chat', text).tokens, Math.ceil(bpe('hi', ...edited.tools.map((x) => JSON.stringify(x))) * SAFETY) + PER_MESSAGE);
+  t.equal(estimateInput(JSON.parse(text), 'chat', () => clientToolTexts({ bodyText: text })).tokens, Math.ceil(bpe('hi', ...edited.tools.map((x) => JSON.stringify(x))) * SAFETY) + PER_MESSAGE);
   // A text whose tools are not the body's (another count of items): the body's own tools are counted.
-  t.equal(estimateInput(body, 'chat', JSON.stringify({ tools: [tools[0]] })).tokens, expected);
+  t.equal(estimateInput(body, 'chat', () => clientToolTexts({ bodyText: JSON.stringify({ tools: [tools[0]] }) })).tokens, expected);
 });
 
 t.test('tool calls in chat assistant messages are counted', async (t) => {

@@ -1,7 +1,7 @@
 // The upstream body as the client's bytes where its values are the client's own: always the JSON
 // of the attempt's body, with the copied values spelled as the client spelled them.
 import t from 'tap';
-import { LARGE_PAYLOAD_CHARS, upstreamPayload } from '../../lib/upstream-payload.js';
+import { clientMembers, clientToolTexts, LARGE_PAYLOAD_CHARS, upstreamPayload } from '../../lib/upstream-payload.js';
 import { topLevelMembers } from '../../lib/json-scan.js';
 
 /** What a same-format attempt does: a shallow copy with some values replaced, some removed, some added. */
@@ -121,4 +121,15 @@ t.test('a large payload is its UTF-8 bytes, the same JSON as the text a small on
   t.equal(out.toString('utf8'), `{"model":"up","messages": [{"role": "user", "content": ${JSON.stringify(long)}}],"n": 1}`);
   const small = upstreamPayload({ ...client, messages: [], model: 'up' }, client, text);
   t.equal(typeof small, 'string', 'a small one stays text');
+});
+
+t.test("a request's text is scanned once; its tools' texts are the client's own", async (t) => {
+  const text = '{"model": "m", "tools": [ {"name": "a"} , {"name":\n"b"} ], "messages": []}';
+  const ctx: { bodyText?: string; bodyMembers?: ReturnType<typeof clientMembers> | null } = { bodyText: text };
+  const members = clientMembers(ctx);
+  t.equal(clientMembers(ctx), members, 'the same scan');
+  t.same(clientToolTexts(ctx), ['{"name": "a"}', '{"name":\n"b"}']);
+  t.equal(clientToolTexts({ bodyText: '{"tools": "x"}' }), undefined, 'tools that are not an array');
+  t.equal(clientToolTexts({}), undefined, 'no text');
+  t.equal(clientMembers({ bodyText: '[1]' }), undefined, 'not an object');
 });
