@@ -9,16 +9,24 @@ import { jsonString } from './json-string.js';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
-/** The ISO time of the last millisecond asked for: many lines share one (toISOString costs 0.4 µs). */
-let isoMs = NaN;
-let isoText = '';
-function isoNow(): string {
+/** "000Z" to "999Z": the end of an ISO time, by millisecond. */
+const MILLIS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
+let secondAt = NaN;
+let secondText = '';
+
+/**
+ * The ISO time now, as toISOString writes it: the text up to the second is made once a second, the
+ * milliseconds come from a table. toISOString formats with glibc's snprintf, 7,500 instructions
+ * (callgrind), and at 1,000 requests a second nearly every line has a millisecond of its own.
+ */
+export function isoNow(): string {
   const now = Date.now();
-  if (now !== isoMs) {
-    isoMs = now;
-    isoText = new Date(now).toISOString();
+  const ms = ((now % 1000) + 1000) % 1000; // before 1970 too
+  if (now - ms !== secondAt) {
+    secondAt = now - ms;
+    secondText = new Date(secondAt).toISOString().slice(0, -4); // without "000Z"
   }
-  return isoText;
+  return secondText + MILLIS[ms];
 }
 
 /** The status the client got; an error's own while none was sent. */

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
-import { requestLine, requestLineJson } from '../../lib/request-log.js';
+import { isoNow, requestLine, requestLineJson } from '../../lib/request-log.js';
 import { createContext, type RequestContext } from '../../lib/context.js';
 import { GatewayError } from '../../lib/errors.js';
 
@@ -73,3 +73,14 @@ for (const [name, arrange] of Object.entries(cases)) {
     t.equal(requestLineJson(ctx), expected);
   });
 }
+
+t.test("isoNow is toISOString's text, at every millisecond and across seconds", async (t) => {
+  const times = [0, 1, 999, 1000, 1001, 59_999, 60_000, -1, -1000, 1_790_000_000_123, 1_790_000_000_999, 1_790_000_001_000, 1_790_000_000_124, 253_402_300_799_999];
+  for (let ms = 0; ms < 2500; ms += 7) times.push(1_790_000_000_000 + ms);
+  for (const at of times) {
+    Date.now = () => at;
+    const got = isoNow();
+    if (got !== new Date(at).toISOString()) return t.fail(`${at}: ${got} instead of ${new Date(at).toISOString()}`);
+  }
+  t.pass(`${times.length} times`);
+});
