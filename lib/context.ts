@@ -106,7 +106,11 @@ export interface RequestContext {
 
   /** The body's bytes as read; emptied once schema-check has parsed them (bodyText keeps the text). */
   rawBody: Buffer;
-  /** The parsed JSON body (set by schema-check; parsed once). Read-only to hooks: they replace values, never change them in place. */
+  /**
+   * The parsed JSON body (set by schema-check; parsed once). Read-only to hooks, neither replaced nor
+   * changed in place: it stays JSON.parse(bodyText), which the estimator (tools) and the upstream
+   * payload rely on. An attempt replaces values in its own up.body instead.
+   */
   body: Record<string, any>;
   /** The text `body` was parsed from (schema-check sets both): its values are sent upstream as the client wrote them (upstream-payload.ts). */
   bodyText?: string;
