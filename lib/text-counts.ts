@@ -1,8 +1,8 @@
 // Remembered token counts of texts (the estimator's cache). A Map keyed by the text itself makes V8
 // hash the whole text on every lookup, and a freshly parsed string has no hash yet: ~10
 // instructions a character, 150 µs for a 100 KB conversation resent, where JSON.parse took 35-50.
-// Here a text is found by a fingerprint of its length and 64 characters sampled across it, then
-// confirmed by comparing it whole with the remembered text (memcmp speed), so a hit is exact: a count
+// Here a text is found by a fingerprint of its length, its first characters and 64 sampled across
+// it, then confirmed by comparing it whole with the remembered text (memcmp speed), so a hit is exact: a count
 // is never another text's, whatever a client sends (the hold is built from it). Texts made from one
 // template (tool definitions, say) often share a fingerprint: the first keeps the slot, the others
 // ("twins") are remembered by their whole text, as before, so they cost the hash but never a recount.
