@@ -2,7 +2,7 @@
 // chat usage chunk, which the gateway always requests for billing but a client gets only if it asked.
 import { AnswerText, type StreamEvent, type StreamHook } from '../../lib/plugin.js';
 import { jsonString } from '../../lib/json-string.js';
-import { skipSpace } from '../../lib/json-scan.js';
+import { skipSpace, stringEnd } from '../../lib/json-scan.js';
 
 const MODEL_KEY = '"model"';
 
@@ -30,19 +30,16 @@ export function renamedAnswer(text: string, body: Record<string, unknown>, model
 /** Whether `pos` is outside every string and directly inside the outermost object. */
 function atTopLevel(text: string, pos: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < pos; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* backslash: the next character is escaped */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
+    if (c === 34 /* " */) {
+      i = stringEnd(text, i) - 1;
+      if (i >= pos) return false; // `pos` is inside this string
+    } else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
     else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
   }
-  return !inString && depth === 1;
+  return depth === 1;
 }
-
 
 /** Messages format: the model appears once, in message_start. */
 export function messagesPassthrough(model: string): StreamHook {
