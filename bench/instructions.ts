@@ -8,10 +8,11 @@
 // V8's GC helpers), the load generator and the simulator are not.
 //   npm run build && node dist/bench/instructions.js [base|bare|log-off|metrics|...] [count=2000] [scenario=chat-chat-json] [concurrency=8]
 // Variants: comma-separated words; `bare` is the bare proxy, the others change the gateway's config:
-// `log-off` (no request log), `metrics` (a metrics listener), `billing-off` (the bench's gateway without auth and billing).
+// `log-off` (no request log), `metrics` (a metrics listener), `billing-off` (the bench's gateway without auth and billing),
+// `postgres` (PostgreSQL mode, one node, on a fresh database at GATEWAY_BENCH_POSTGRES, dropped after).
 import http from 'node:http';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,8 @@ import { keepAliveAgent, type Target } from './load.js';
 import { BILLING_OFF_PLUGINS, createBenchKey, gatewayConfig, startSimulatorProcess, writeConfig } from './setup.js';
 import { requestTarget, scenarios } from './scenarios.js';
 import { gatewayBin, type Child } from './procs.js';
+import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
+import { topFunctions } from './callgrind-functions.js';
 
 const variant = new Set((process.argv[2] ?? 'base').split(','));
 const count = Number(process.argv[3] ?? 2000);
@@ -27,11 +30,15 @@ const concurrency = Number(process.argv[5] ?? 8);
 const warmup = Number(process.env.INSTRUCTIONS_WARMUP ?? 30_000);
 // E.g. --perf-basic-prof, so that /tmp/perf-PID.map names the JIT code's addresses in the dump.
 const nodeFlags = (process.env.INSTRUCTIONS_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+// INSTRUCTIONS_TOP=N: the main thread's N costliest functions too, JIT code named (--perf-basic-prof).
+const top = Number(process.env.INSTRUCTIONS_TOP ?? 0);
+if (top > 0 && !nodeFlags.includes('--perf-basic-prof')) nodeFlags.push('--perf-basic-prof');
 if (!scenario) throw new Error(`no scenario ${process.argv[4]}`);
 
 const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-instructions-'));
 let sim: Child | undefined;
 let proc: ReturnType<typeof spawn> | undefined;
+let database: BenchDatabase | undefined;
 try {
   sim = await startSimulatorProcess();
   let args: string[];
@@ -39,7 +46,14 @@ try {
   if (variant.has('bare')) {
     args = [join(dirname(fileURLToPath(import.meta.url)), 'bare-proxy.js'), sim.url];
   } else {
-    const cfg = gatewayConfig(sim.url, join(dir, 'gw.db'), variant.has('billing-off') ? BILLING_OFF_PLUGINS : undefined);
+    let storage: string | { postgres: string } = join(dir, 'gw.db');
+    if (variant.has('postgres')) {
+      const db = await createBenchDatabase();
+      if (typeof db === 'string') throw new Error(db);
+      database = db;
+      storage = { postgres: db.url };
+    }
+    const cfg = gatewayConfig(sim.url, storage, variant.has('billing-off') ? BILLING_OFF_PLUGINS : undefined);
     if (variant.has('log-off')) cfg.log = { requests: false };
     if (variant.has('metrics')) cfg.metrics = { host: '127.0.0.1', port: 0 };
     const file = writeConfig(dir, 'gw', cfg);
@@ -61,12 +75,23 @@ try {
   process.stdout.write(`${[...variant].join(',')}, ${scenario.id}, ${count} requests at ${concurrency} in flight, per request:\n`);
   process.stdout.write(`  event  process  main thread\n`);
   for (const event of totals.all.keys()) process.stdout.write(`  ${event.padEnd(5)} ${per(totals.all, event)} ${per(totals.main, event)}\n`);
+  if (top > 0) {
+    process.stdout.write(`main thread, self instructions per request, top ${top}:\n`);
+    const map = `/tmp/perf-${proc.pid}.map`;
+    for (const f of topFunctions(totals.mainFile, existsSync(map) ? map : undefined, count, top)) {
+      process.stdout.write(`  ${f.perRequest.toFixed(0).padStart(8)}  ${f.name}\n`);
+    }
+  }
 } finally {
   proc?.kill('SIGKILL');
   await sim?.stop();
+  await database?.drop();
   // INSTRUCTIONS_KEEP=1 keeps the dump for callgrind_annotate.
   if (process.env.INSTRUCTIONS_KEEP) process.stdout.write(`dump kept in ${dir}\n`);
-  else rmSync(dir, { recursive: true, force: true });
+  else {
+    rmSync(dir, { recursive: true, force: true });
+    if (top > 0 && proc?.pid) rmSync(`/tmp/perf-${proc.pid}.map`, { force: true });
+  }
 }
 
 function callgrind(...args: string[]): void {
@@ -77,18 +102,22 @@ function callgrind(...args: string[]): void {
  * The event names and sums of the dump: the process's, and the main thread's (thread 1, the event
  * loop). With --separate-threads each thread has a file of its own (cg.PID.DUMP-THREAD).
  */
-function readTotals(dir: string): { all: Map<string, number>; main: Map<string, number> } {
+function readTotals(dir: string): { all: Map<string, number>; main: Map<string, number>; mainFile: string } {
   const all = new Map<string, number>();
   let main = new Map<string, number>();
+  let mainFile = '';
   for (const f of readdirSync(dir).filter((f) => /^cg\.\d+\.\d+-\d+$/.test(f))) {
     const text = readFileSync(join(dir, f), 'utf8');
     const events = /^events: (.*)$/m.exec(text)![1].split(' ');
     const sums = /^summary: (.*)$/m.exec(text)![1].split(' ').map(Number);
     const totals = new Map(events.map((e, i) => [e, sums[i] ?? 0]));
     for (const [e, v] of totals) all.set(e, (all.get(e) ?? 0) + v);
-    if (f.endsWith('-01')) main = totals;
+    if (f.endsWith('-01')) {
+      main = totals;
+      mainFile = join(dir, f);
+    }
   }
-  return { all, main };
+  return { all, main, mainFile };
 }
 
 /** Resolves with the URL the child announces (the gateway's JSON line, the bare proxy's first line). */
