@@ -19,7 +19,8 @@ Ir                   file:function
  50 ( 5.00%)  ./malloc/./malloc/malloc.c:_int_malloc [/usr/lib/x86_64-linux-gnu/libc.so.6]
  40 ( 4.00%)  ???:0x000000000d18a000 [???]
 `;
-// Two code objects of estimateInput (one replaced the other at the same place), one of json-scan.
+// Three code objects named estimateInput, two at one address (the later line wins: its code replaced
+// the earlier), and one of another function; 0xe000000 is in none of them.
 const perfMap = `d189e00 100 JS:~estimateInput file:///x/tokens.js:289:30
 d189e00 180 JS:*estimateInput file:///x/tokens.js:289:30
 d18a000 40 JS:*estimateInput file:///x/tokens.js:289:30
