@@ -235,9 +235,15 @@ function numberValue(s: Record<string, any>, k: number, integer: boolean): numbe
     const mid = Number.isFinite(lo) && Number.isFinite(hi) ? (lo + hi) / 2 : Number.isFinite(lo) ? lo + 1 : hi - 1;
     return mid;
   }
-  // Multiples of the step near the wanted value, then from each bound inwards (0 is a multiple of any step).
+  // Multiples of the step near the wanted value, then from each bound inwards, a few steps each:
+  // in floating point some multiples fail the validators' test (-1018 * 0.1 / 0.1 is not whole), so
+  // one step either side is not always enough. 0 is a multiple of any step.
   const n = Math.round(wanted / step);
-  const candidates = [n, n + 1, n - 1, Math.ceil(lo / step), Math.ceil(lo / step) + 1, Math.floor(hi / step), Math.floor(hi / step) - 1, 0];
+  const fromLo = Math.ceil(lo / step);
+  const fromHi = Math.floor(hi / step);
+  const candidates: number[] = [];
+  for (let d = 0; d < 6; d++) candidates.push(n + d, n - d, fromLo + d, fromHi - d);
+  candidates.push(0);
   for (const c of candidates) {
     const v = integer && !Number.isInteger(c * step) ? Math.round(c * step) : c * step;
     // Validators test that v / step is a whole number: in floating point, c * step / step may not be.
