@@ -242,7 +242,7 @@ function numberValue(s: Record<string, any>, k: number, integer: boolean): numbe
   const fromLo = Math.ceil(lo / step);
   const fromHi = Math.floor(hi / step);
   const candidates: number[] = [];
-  for (let d = 0; d < 6; d++) candidates.push(n + d, n - d, fromLo + d, fromHi - d);
+  for (let d = 0; d < 16; d++) candidates.push(n + d, n - d, fromLo + d, fromHi - d);
   candidates.push(0);
   for (const c of candidates) {
     const v = integer && !Number.isInteger(c * step) ? Math.round(c * step) : c * step;
