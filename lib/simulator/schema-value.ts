@@ -235,7 +235,7 @@ function numberValue(s: Record<string, any>, k: number, integer: boolean): numbe
     const mid = Number.isFinite(lo) && Number.isFinite(hi) ? (lo + hi) / 2 : Number.isFinite(lo) ? lo + 1 : hi - 1;
     return mid;
   }
-  // Multiples of the step near the wanted value, then from each bound inwards, a few steps each:
+  // Multiples of the step near the wanted value, then from each bound inwards, up to 16 steps each:
   // in floating point some multiples fail the validators' test (-1018 * 0.1 / 0.1 is not whole), so
   // one step either side is not always enough. 0 is a multiple of any step.
   const n = Math.round(wanted / step);

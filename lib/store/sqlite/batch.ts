@@ -2,9 +2,9 @@
 // runs, and the function that writes one. The serving gateway runs that transaction on a worker
 // thread (see writer.ts), so SQLite's B-tree and WAL work never runs on the event loop; commands run
 // it inline on their own connection.
+import type { Statement } from 'better-sqlite3';
 import { PRUNE_BATCH_ROWS } from '../queued-history.js';
 import type { BatchExecutor } from '../write-batcher.js';
-import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
 /** Every statement a batch may run, by name. The writer thread prepares the same table. */
@@ -78,7 +78,8 @@ export function batchWriter(db: Db, sql: Record<string, string>): (batch: Record
         const chunk = 2 ** Math.floor(Math.log2(rows)); // the largest power of two that fits
         const end = at + chunk * p.width;
         // As arguments, not one array: better-sqlite3 reads an array's elements one by one through
-        // V8's API (a property lookup each); 11-value rows bound 0.9 µs against 1.2-1.9 (medians).
+        // V8's API (a property lookup each). Rows of 11 values inserted 64 at a time (in memory):
+        // 0.97 µs a row against 1.86 (medians of 10 runs each).
         p.statement(chunk).run(...params.slice(at, end));
         at = end;
       }
