@@ -2,7 +2,7 @@
 // the store, the plugin chain, the transports and the HTTP server. Reload swaps the chain for new
 // requests; requests in flight finish on the chain they started with.
 import type { GatewayConfig } from './config-types.js';
-import { LRUCache } from 'lru-cache';
+import { lruOfAtMost } from './lru.js';
 import { Chain, requestFailures, type ChainDeps } from './chain.js';
 import { Breakers } from './breaker.js';
 import { Transports } from './proxy.js';
@@ -65,7 +65,7 @@ export interface Gateway {
 
 /** Ids of recently finished requests, and who waits for which (only with trackFinished). */
 class Finished {
-  private readonly done = new LRUCache<string, true>({ max: 10_000 });
+  private readonly done = lruOfAtMost<string, true>(10_000);
   private readonly waiters = new Map<string, () => void>();
   add(id: string): void {
     this.done.set(id, true);

@@ -22,16 +22,19 @@ interface Failures {
   until: number;
 }
 
-/** Names kept at most (the least recently used are dropped first), and their total length. */
-const MAX_NAMES = 50_000;
-const MAX_NAME_CHARS = 8_000_000;
+/**
+ * The names kept are bounded by their total size (the least recently used are dropped first): a
+ * name counts its length plus ENTRY_CHARS for its entry, so at most 50,000 names and 8 million
+ * characters (names come from form fields and headers). One size bound, not lru-cache's `max`
+ * beside it: `max` allocates its arrays for every name up front (lib/lru.ts).
+ */
+const MAX_SIZE = 8_000_000;
+const ENTRY_CHARS = 160;
 
 export class AttemptLimiter {
   private readonly failures = new LRUCache<string, Failures>({
-    max: MAX_NAMES,
-    // Bounded in characters too: names come from form fields and headers.
-    maxSize: MAX_NAME_CHARS,
-    sizeCalculation: (_v, name) => name.length + 1,
+    maxSize: MAX_SIZE,
+    sizeCalculation: (_v, name) => name.length + ENTRY_CHARS,
   });
 
   constructor(

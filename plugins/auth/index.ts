@@ -13,7 +13,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import { LRUCache } from 'lru-cache';
+import { lruOfAtMost } from '../../lib/lru.js';
 import type { Plugin, PluginEnv } from '../../lib/plugin.js';
 import type { AuthInfo, RequestContext, RoutingSettings } from '../../lib/context.js';
 import { GatewayError } from '../../lib/errors.js';
@@ -56,8 +56,8 @@ interface ConnectionAuth {
 
 export default function auth(env: PluginEnv): Plugin {
   const store = env.store as Store;
-  const keysByPrefix = new LRUCache<string, ApiKeyCredential[]>({ max: 10_000 });
-  const routingByAccount = new LRUCache<number, RoutingSettings>({ max: 10_000 });
+  const keysByPrefix = lruOfAtMost<string, ApiKeyCredential[]>(10_000);
+  const routingByAccount = lruOfAtMost<number, RoutingSettings>(10_000);
   const byConnection = new WeakMap<Socket, ConnectionAuth>();
   let seenVersion = -1;
   let syncedThisTurn = false;

@@ -8,7 +8,8 @@
 // allowance and the time to a full one (OpenAI's "reset") follow from the same number.
 // With N gateway nodes each enforces a 1/N share of the key's limit (nodeShare): no round trip
 // per request, and a key spread evenly over the nodes gets its limit in total.
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lruOfAtMost } from '../../lib/lru.js';
 
 export const WINDOW_MS = 60_000;
 /** Float slack: L units at T = 60 s / L each must add up to no more than a minute. */
@@ -70,7 +71,7 @@ export class KeyLimiter {
   private readonly keys: LRUCache<number, KeyWindows>;
 
   constructor(max = 100_000) {
-    this.keys = new LRUCache<number, KeyWindows>({ max });
+    this.keys = lruOfAtMost(max);
   }
 
   /** The key's windows; created empty on first sight. */
