@@ -130,6 +130,11 @@ function readyUrl(p: ReturnType<typeof spawn>): Promise<string> {
       const m = /"url":"(http:[^"]+)"/.exec(out) ?? /^(http:\/\/\S+)$/m.exec(out);
       if (m) {
         clearTimeout(timer);
+        // Stop collecting: the request lines that follow would grow `out` and the search over it.
+        p.stdout!.off('data', onData);
+        p.stderr!.off('data', onData);
+        p.stdout!.resume();
+        p.stderr!.resume();
         resolve(m[1]);
       }
     };

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
 import { openSqliteStore } from '../../../lib/store/sqlite/store.js';
 import { migrationsDir, openDatabase, sqliteDriverProblem } from '../../../lib/store/sqlite/open.js';
+import { BATCH_SQL } from '../../../lib/store/sqlite/batch.js';
 import { StoreWriter, WRITER_CACHE_KIB, WRITER_NICE, WRITER_RESOURCE_LIMITS } from '../../../lib/store/sqlite/writer.js';
 import { storeConfig, tempDir, tempStore } from './fixtures/store.js';
 
@@ -103,11 +104,12 @@ t.test("the writer thread's page cache and young generation are bounded (each he
 });
 
 /** A database as the release before migration 004 left it: migrations 001–003 applied, nothing else. */
-function databaseBefore004(dbPath: string): Database.Database {
+/** A database as the migrations before `prefix` (e.g. '004_') left it. */
+function databaseBefore(prefix: string, dbPath: string): Database.Database {
   const old = new Database(dbPath);
   old.pragma('journal_mode = WAL');
   old.exec('CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  for (const name of readdirSync(migrationsDir).filter((f) => f < '004_' && f.endsWith('.sql')).sort()) {
+  for (const name of readdirSync(migrationsDir).filter((f) => f < prefix && f.endsWith('.sql')).sort()) {
     old.exec(readFileSync(join(migrationsDir, name), 'utf8'));
     old.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, 0)').run(name);
   }
@@ -116,7 +118,7 @@ function databaseBefore004(dbPath: string): Database.Database {
 
 t.test('migration 004 rebuilds holds and the journal of an existing database without losing a row', async (t) => {
   const dbPath = join(tempDir(t), 'gateway.db');
-  const old = databaseBefore004(dbPath);
+  const old = databaseBefore('004_', dbPath);
   old.exec(`
     INSERT INTO accounts (id, email, created_at) VALUES (1, 'old@example.com', 0);
     INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) VALUES (7, 1, 'k', 'sk-service-ab', x'01', 0);
@@ -155,7 +157,7 @@ t.test('migration 004 rebuilds holds and the journal of an existing database wit
 
 t.test('a migration that leaves a broken foreign key is refused and rolled back', async (t) => {
   const dbPath = join(tempDir(t), 'gateway.db');
-  const old = databaseBefore004(dbPath);
+  const old = databaseBefore('004_', dbPath);
   // A charge whose hold row is missing, as only a database written with foreign keys off can hold.
   old.pragma('foreign_keys = OFF');
   old.exec(`INSERT INTO accounts (id, email, created_at) VALUES (1, 'old@example.com', 0);
@@ -169,6 +171,43 @@ t.test('a migration that leaves a broken foreign key is refused and rolled back'
   t.notOk(db.prepare(`SELECT 1 FROM schema_migrations WHERE name LIKE '004_%'`).get(), 'not recorded as applied');
   t.match(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'journal'`).pluck().get(), /AUTOINCREMENT/, 'the old journal is intact');
   t.equal(db.prepare('SELECT COUNT(*) FROM journal').pluck().get(), 1, 'with its row');
+});
+
+t.test('migration 010: the CHECK constraints of the tables every batch writes build no temporary B-tree, and refuse what they did', async (t) => {
+  const dbPath = join(tempDir(t), 'gateway.db');
+  const old = databaseBefore('010_', dbPath);
+  old.exec(`
+    INSERT INTO accounts (id, email, created_at) VALUES (1, 'old@example.com', 0);
+    INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) VALUES (7, 1, 'k', 'sk-service-ab', x'01', 0);
+    INSERT INTO journal (account_id, kind, amount, note, created_at) VALUES (1, 'grant', 5000, 'welcome', 1);
+    INSERT INTO holds (id, account_id, key_id, request_id, amount, status, charged, created_at, ended_at, owner_pid, owner_token)
+      VALUES ('h1', 1, 7, 'req_1', 900, 'settled', 300, 2, 3, 1, 'gone');
+    INSERT INTO journal (account_id, key_id, kind, amount, hold_id, created_at) VALUES (1, 7, 'charge', -300, 'h1', 3);
+    INSERT INTO request_history (request_id, time, account_id, key_id, route, attempts, status, stream, input_tokens,
+      output_tokens, cache_read_tokens, cache_write_tokens, hold, cost, latency_ms) VALUES ('req_1', 3, 1, 7, '/v1/messages', '[]', 'ok', 0, 1, 2, 0, 0, 900, 300, 1);
+  `);
+  const rows = (db: Database.Database) => ['holds', 'journal', 'request_history'].map((table) => db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all());
+  const before = rows(old);
+  // Opened, its schema read, before the migration: the schema cookie tells it to read it again.
+  const temporaryBtrees = (db: Database.Database, statement: keyof typeof BATCH_SQL) => {
+    const sql = BATCH_SQL[statement];
+    const ops = db.prepare(`EXPLAIN ${sql}`).all(...new Array(sql.split('?').length - 1).fill(null)) as { opcode: string }[];
+    return ops.filter((o) => o.opcode === 'OpenEphemeral').length;
+  };
+  t.equal(temporaryBtrees(old, 'insertHistory'), 1, 'before: a temporary B-tree for the list of statuses');
+
+  await openStore(storeConfig(dbPath)).close();
+  t.same(rows(old), before, 'every row kept');
+  t.same(old.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
+  for (const statement of ['insertHold', 'endHold', 'insertCharge', 'insertHistory'] as const) {
+    t.equal(temporaryBtrees(old, statement), 0, `${statement}: none, seen from a connection opened before`);
+  }
+  old.pragma('foreign_keys = ON');
+  t.throws(() => old.prepare(`UPDATE holds SET status = 'gone' WHERE id = 'h1'`).run(), /CHECK/, 'a hold status outside the list');
+  t.throws(() => old.prepare(`INSERT INTO journal (account_id, kind, amount, created_at) VALUES (1, 'gift', 5, 0)`).run(), /CHECK/, 'a journal kind outside the list');
+  t.throws(() => old.prepare(`UPDATE request_history SET status = 'fine'`).run(), /CHECK/, 'a history status outside the list');
+  old.prepare(`UPDATE holds SET status = 'released' WHERE id = 'h1'`).run();
+  old.close();
 });
 
 t.test('better-sqlite3 12 is refused on Node 24.19 and later, where it aborts the process (nodejs/node#65446)', async (t) => {
