@@ -123,6 +123,29 @@ function providerProxy(target: URL, agent: http.Agent) {
 }
 type ProxyServer = ReturnType<typeof providerProxy>;
 
+type AddRequest = (req: ClientRequest, options: Record<string, unknown>) => void;
+
+/**
+ * `agent`, handing Node only the options that are set. http-proxy-3 gives http.request every TLS
+ * field of its target, undefined for a URL (setupOutgoing copies ten of them), and Agent.addRequest
+ * copies the request's options, a null-prototype object, and its own into another one: V8's slow
+ * path, about 2,500 instructions a property. Node reads every option by value, so an option left
+ * out is the same to it as one undefined. Callgrind, the main thread, per request: addRequest
+ * 73,000 -> 22,000 instructions, the whole ClientRequest 104,000 -> 64,000.
+ */
+function withSetOptionsOnly<A extends http.Agent>(agent: A): A {
+  const addRequest = (agent as unknown as { addRequest: AddRequest }).addRequest;
+  (agent as unknown as { addRequest: AddRequest }).addRequest = (req, options) => {
+    const set: Record<string, unknown> = {};
+    for (const name in options) if (options[name] !== undefined) set[name] = options[name];
+    addRequest.call(agent, req, set);
+  };
+  // addRequest spreads the agent's own options too: as a plain object, on V8's fast path.
+  const own = agent as unknown as { options: Record<string, unknown> };
+  own.options = { ...own.options };
+  return agent;
+}
+
 export class HttpProxyTransport implements Transport {
   private readonly proxies = new Map<string, { proxy: ProxyServer; agent: http.Agent }>();
 
@@ -134,7 +157,7 @@ export class HttpProxyTransport implements Transport {
     const known = this.proxies.get(key);
     if (known) return known.proxy;
     const opts = { keepAlive: true, maxSockets: this.maxSockets, scheduling: 'lifo' as const };
-    const agent = p.url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+    const agent = withSetOptionsOnly(p.url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts));
     const proxy = providerProxy(p.url, agent);
     this.proxies.set(key, { proxy, agent });
     return proxy;
