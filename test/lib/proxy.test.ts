@@ -21,6 +21,7 @@ t.test("the upstream agent is handed only the request options that are set (http
   const transport = new HttpProxyTransport(4);
   const provider = { id: 'p', url: new URL(`${upstreamUrl}/v1`) } as Provider;
 
+  // What Node's own addRequest is handed (patched before the transport makes its agent, on the first send).
   const agentOptions: Record<string, unknown>[] = [];
   const original = http.Agent.prototype as unknown as { addRequest: (req: unknown, options: Record<string, unknown>) => void };
   const addRequest = original.addRequest;
