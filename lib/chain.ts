@@ -61,8 +61,12 @@ export class Chain {
    * the request (absent: ctx.rawBody is already set).
    */
   async handle(ctx: RequestContext, res: ServerResponse, readBody?: () => Promise<Buffer>): Promise<void> {
+    // Index loops, not for-of: an iterator that lives across an await is allocated with its every
+    // step's result (about 1 KB a request over the three loops).
+    const plugins = this.plugins;
     try {
-      for (const p of this.plugins) {
+      for (let i = 0; i < plugins.length; i++) {
+        const p = plugins[i];
         if (p.onHeaders) {
           const r = p.onHeaders(ctx);
           if (r) await r;
@@ -71,7 +75,8 @@ export class Chain {
       if (readBody) ctx.rawBody = await readBody();
       // A large body's parse, validation and estimate each wait for a turn of their own.
       const heavy = ctx.rawBody.length >= HEAVY_BODY_BYTES;
-      for (const p of this.plugins) {
+      for (let i = 0; i < plugins.length; i++) {
+        const p = plugins[i];
         if (p.onRequest) {
           const r = heavy && p.bodyWork ? await heavyWork.run(() => p.onRequest!(ctx)) : p.onRequest(ctx);
           if (r) await r;
@@ -86,7 +91,9 @@ export class Chain {
       if (!(e instanceof ClientGone)) this.fail(ctx, res, e);
     }
     const outcome: Outcome = ctx.client.gone && !res.writableFinished ? 'client_gone' : ctx.error ? 'error' : 'ok';
-    for (const p of this.reversed) {
+    const reversed = this.reversed;
+    for (let i = 0; i < reversed.length; i++) {
+      const p = reversed[i];
       if (!p.onDone) continue;
       try {
         const r = p.onDone(ctx, outcome);
