@@ -24,13 +24,26 @@ export function startChild(
   name: string,
   args: string[],
   readyUrl: (line: string) => string | undefined,
-  { script = gatewayBin, timeoutMs = 20_000 }: { script?: string; timeoutMs?: number } = {},
+  {
+    script = gatewayBin,
+    timeoutMs = 20_000,
+    nodeFlags = [],
+    onStdout,
+  }: {
+    script?: string;
+    timeoutMs?: number;
+    /** Node flags of this child's own (e.g. --trace-gc-nvp). */
+    nodeFlags?: string[];
+    /** Every chunk of its stdout, from the start. */
+    onStdout?: (chunk: string) => void;
+  } = {},
 ): Promise<Child> {
   // GATEWAY_BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the gateway
   // processes only: Node refuses profiling flags in NODE_OPTIONS, which would reach every process.
   const flags = script === gatewayBin ? (process.env.GATEWAY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
-  const proc = spawn(process.execPath, [...flags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...flags, ...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = new Output();
+  if (onStdout) proc.stdout!.on('data', onStdout);
   let exited = false;
   // 'close', not 'exit': the output is read to its end first (for the tail in error messages).
   const exit = new Promise<void>((resolve) => proc.once('close', () => resolve(void (exited = true))));

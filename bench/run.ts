@@ -38,6 +38,7 @@ import { measureResentConversation, resentConversationReport, type ResentFigures
 import { measureRateLimitHooks } from './rate-limit-hooks.js';
 import { measureMetricsHooks, type MetricsCost } from './metrics-hooks.js';
 import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
+import { allocationReport, measureAllocation, type HeapAllocation } from './allocation.js';
 
 const USAGE = `usage: npm run bench -- [options]
   --quick            1 s runs after 0.3 s warm-ups (about a minute in all)
@@ -162,7 +163,7 @@ class ServerLoad {
     this.gwPids = via === 'direct' ? [] : targets.map((c) => c.pid);
     const key = upstreamDirect(via) ? UPSTREAM_KEY : via.startsWith('gateway-pg') ? servers.pgApiKey!
       : via === 'gateway-quiet' ? servers.quietApiKey! : (servers.apiKey ?? 'none');
-    const [port, ...morePorts] = targets.map((c) => Number(new URL(c.url).port));
+    const [port, ...morePorts] = targets.map(portOf);
     this.target = { ...requestTarget(s, port, key), morePorts };
     this.agent = keepAliveAgent('rate' in load ? OPEN_LOOP_SOCKETS : load.concurrency);
   }
@@ -382,6 +383,8 @@ function medianRun(runs: RunFigures[]): RunFigures {
   };
 }
 
+const portOf = (c: Child) => Number(new URL(c.url).port);
+
 /** Starts a gateway; on failure says why and goes on without it. */
 async function tryStart<T>(what: string, start: () => Promise<T>, untested: string[]): Promise<T | undefined> {
   try {
@@ -423,6 +426,7 @@ async function main(): Promise<void> {
   let pgTransactionsAtStart = 0;
   let pgStartedAt = 0;
   let pgTrips: RoundTrips | undefined;
+  const allocation: HeapAllocation = {};
   try {
     const sim = await startSimulatorProcess();
     children.push(sim);
@@ -471,6 +475,24 @@ async function main(): Promise<void> {
       process.stderr.write(`${s.title}\n`);
       results.push(await runScenario(o, servers, s));
     }
+    // Heap allocation per request: processes of their own with the GC trace on, the gateway as the
+    // timed one runs (metrics and request log on), on the first same-format non-stream scenario.
+    const traced = o.scenarios.find((s) => s.client === s.upstream && !s.stream);
+    if (traced) {
+      process.stderr.write(`measuring heap allocation per request (${traced.id})…\n`);
+      const cfg = writeConfig(dir, 'gc-trace', { ...gatewayConfig(sim.url, join(dir, 'gc-trace.db')), metrics: { host: '127.0.0.1', port: 0 } });
+      // Longer than a timed run: a window's ends are off by the few trace lines still in stdout's buffer.
+      const warmupMs = Math.max(o.warmupMs, 1000);
+      const measureMs = Math.max(2 * o.durationMs, 2000);
+      allocation.scenario = traced.id;
+      allocation.gateway = await tryStart('heap allocation per request (gateway)', async () => {
+        const key = await createBenchKey(cfg);
+        return measureAllocation((opts) => startGatewayProcess('gateway-gc-trace', cfg, opts), (c) => requestTarget(traced, portOf(c), key), o.concurrency, warmupMs, measureMs);
+      }, untested);
+      allocation.bare = await tryStart('heap allocation per request (bare proxy)', () =>
+        measureAllocation((opts) => startBareProxyProcess(sim.url, opts), (c) => requestTarget(traced, portOf(c), 'none'), o.concurrency, warmupMs, measureMs),
+      untested);
+    }
     if (pgDb && servers.pgNodes && servers.pgLoad.requests > 0) {
       process.stderr.write('PostgreSQL mode: counting the database transactions of idle nodes (about 20 s)…\n');
       pgTrips = await measureRoundTrips(pgDb, servers.pgNodes, servers.pgLoad, pgTransactionsAtStart, pgStartedAt);
@@ -480,7 +502,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
     await pgDb?.drop().catch((err) => process.stderr.write(`!! could not drop the bench database: ${err.message}\n`));
   }
-  report(o, results, validation, billingHooks, rateLimitHooks, metricsHooks, worstBodies, resent, startupRss, placement, children, untested, pgTrips);
+  report(o, results, validation, billingHooks, rateLimitHooks, metricsHooks, worstBodies, resent, startupRss, placement, children, untested, pgTrips, allocation);
 }
 
 /** Database transactions (round trips, at least: a transaction of several statements is more) per request in PostgreSQL mode. */
@@ -543,6 +565,7 @@ function report(
   children: Child[],
   untested: string[],
   pgTrips: RoundTrips | undefined,
+  allocation: HeapAllocation,
 ): void {
   const gatewayPeak = (via: Via, name: string) => {
     const peaks = results.flatMap((sf) => sf.runs.filter((r) => r.via === via).map((r) => r.peakRssMb ?? 0));
@@ -601,6 +624,7 @@ function report(
       `bare proxy ${peak.bare?.toFixed(1) ?? '-'} MB, gateway postgres node ${peak.postgresNode?.toFixed(1) ?? '-'} MB ` +
       `(right after start: ${Object.entries(startupRss).map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`).join(', ') || '-'})`,
     '',
+    ...(allocation.scenario ? [allocationReport(allocation), ''] : []),
     ...(pgTrips
       ? [
           `PostgreSQL mode, database transactions per request (pg_stat_database, ${pgTrips.requests} requests, warm-ups included): ` +
@@ -637,6 +661,7 @@ function report(
     metricsHooks,
     peakRssMb: peak,
     startupPeakRssMb: startupRss,
+    heapAllocation: allocation,
     targets,
     untested,
     ...(pgTrips ? { postgresRoundTrips: pgTrips } : {}),

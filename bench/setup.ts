@@ -85,13 +85,19 @@ export function startSimulatorProcess(): Promise<Child> {
 }
 
 /** The bare node:http pass-through proxy (bare-proxy.ts) in front of the simulator. */
-export function startBareProxyProcess(simUrl: string): Promise<Child> {
+export function startBareProxyProcess(simUrl: string, opts: ChildOptions = {}): Promise<Child> {
   const script = join(dirname(fileURLToPath(import.meta.url)), 'bare-proxy.js');
-  return startChild('bare-proxy', [simUrl], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], { script });
+  return startChild('bare-proxy', [simUrl], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], { script, ...opts });
+}
+
+/** Node flags and a stdout reader for one child (startChild). */
+export interface ChildOptions {
+  nodeFlags?: string[];
+  onStdout?: (chunk: string) => void;
 }
 
 /** `gateway serve` logs a JSON line {"msg":"gateway listening","url":…} on stderr. */
-export function startGatewayProcess(name: string, configFile: string): Promise<Child> {
+export function startGatewayProcess(name: string, configFile: string, opts: ChildOptions = {}): Promise<Child> {
   return startChild(name, ['serve', '--config', configFile], (line) => {
     if (!line.includes('gateway listening')) return undefined;
     try {
@@ -99,5 +105,5 @@ export function startGatewayProcess(name: string, configFile: string): Promise<C
     } catch {
       return undefined;
     }
-  });
+  }, opts);
 }
