@@ -1,7 +1,7 @@
 // What the V8 heap allocates per request, gateway against bare proxy, from each process's own GC
 // trace (--trace-gc-nvp: each collection prints what was allocated since the one before, what
 // survived the young generation and what was promoted). The collector's work grows with these, and
-// unlike CPU time they hardly move with the machine (three runs of the same code: 68.2 to 69.1 KB a request).
+// unlike CPU time they hardly move with the machine (five runs of the same code: 67.9 to 69.7 KB a request).
 // A child of its own per side, so the trace's flag costs the timed runs nothing.
 import { closedLoop, keepAliveAgent, type Target } from './load.js';
 import type { Child } from './procs.js';
@@ -62,15 +62,17 @@ export async function measureAllocation(
   durationMs: number,
 ): Promise<AllocationFigures> {
   let pending = '';
-  let text = '';
+  let trace = '';
   let collecting = false;
   const child = await start({
     nodeFlags: ['--trace-gc-nvp'],
     onStdout: (chunk) => {
-      // Whole lines only, and only the trace's (a gateway also writes a line per request).
-      const lines = (pending + chunk).split('\n');
-      pending = lines.pop()!;
-      if (collecting) for (const line of lines) if (line.includes(' gc=')) text += line + '\n';
+      // Whole lines only, split only while collecting (a gateway also writes a line per request,
+      // and this process's CPU is the load generator's), and only the trace's kept.
+      const text = pending + chunk;
+      const end = text.lastIndexOf('\n');
+      pending = text.slice(end + 1);
+      if (collecting && end > 0) for (const line of text.slice(0, end).split('\n')) if (line.includes(' gc=')) trace += line + '\n';
     },
   });
   const agent = keepAliveAgent(concurrency);
@@ -81,7 +83,7 @@ export async function measureAllocation(
     const load = await closedLoop(t, agent, concurrency, durationMs);
     collecting = false;
     if (load.errors > 0) throw new Error(`${child.name}: ${load.errors} errors under load (${load.firstError})`);
-    const g = gcTraceTotals(text);
+    const g = gcTraceTotals(trace);
     const kb = (bytes: number) => bytes / 1000 / load.ok;
     return {
       requests: load.ok,
