@@ -52,7 +52,7 @@ export function gcTraceTotals(text: string): GcTotals {
 /**
  * Starts a child with --trace-gc-nvp (`start`), loads it at `concurrency` for `warmupMs`, then reads
  * its trace over `durationMs` of the same load. The lines of a window are those that arrive in it:
- * V8 writes them through stdout's buffer, a few lines late at either end of the window alike.
+ * V8 writes them through stdout's buffer, so a few may arrive late at either end of the window.
  */
 export async function measureAllocation(
   start: (opts: ChildOptions) => Promise<Child>,

@@ -43,7 +43,7 @@ export function startChild(
   const flags = script === gatewayBin ? (process.env.GATEWAY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
   const proc = spawn(process.execPath, [...flags, ...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = new Output();
-  if (onStdout) proc.stdout!.on('data', onStdout);
+  if (onStdout) proc.stdout!.setEncoding('utf8').on('data', onStdout); // text, as Output reads it
   let exited = false;
   // 'close', not 'exit': the output is read to its end first (for the tail in error messages).
   const exit = new Promise<void>((resolve) => proc.once('close', () => resolve(void (exited = true))));
