@@ -183,23 +183,43 @@ export class WriteBatcher<B> {
     if (this.droppedRows++ === 0) this.log('error', `store: ${what}s are being dropped: too many rows wait to be written`, { unwritten: this.unwritten() });
   }
 
-  /** Called by a part that queued something. */
+  /**
+   * Called by a part that queued something. While a batch is in flight no timer runs: its end arms
+   * the next one. A timer firing meanwhile would start a flush that waits for it, one more each
+   * interval for as long as the batch takes, and every one of them woken at each batch's end (under
+   * callgrind's slowdown: 157 resumed awaits a streamed request, 4% of its instructions).
+   */
   schedule(): void {
     this.dirty = true;
-    if (this.timer || this.closed) return;
+    if (this.timer || this.closed || this.inFlight) return;
+    this.arm(retryDelayMs(this.intervalMs, this.failures));
+  }
+
+  private arm(ms: number): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flush().catch(() => {}); // logged by flush, and retried
-    }, retryDelayMs(this.intervalMs, this.failures));
+    }, ms);
+  }
+
+  /**
+   * A batch ended and rows wait: the next batch one interval after this one started (at once if it
+   * took longer), or after the retry delay from now when it failed.
+   */
+  private next(startedAt: number): void {
+    if (!this.dirty || this.timer || this.closed) return;
+    const ms = this.failures > 0 ? retryDelayMs(this.intervalMs, this.failures) : this.intervalMs - (performance.now() - startedAt);
+    this.arm(Math.max(0, ms));
   }
 
   /** Write everything queued now, in one transaction; on failure the rows stay queued for a retry. */
   async flush(): Promise<void> {
+    while (this.inFlight) await this.inFlight.catch(() => {});
+    // After the wait: the batch that ended may have armed the timer for what this flush now takes.
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    while (this.inFlight) await this.inFlight.catch(() => {});
     if (!this.dirty) return;
     this.dirty = false;
     const batch = this.newBatch();
@@ -215,11 +235,14 @@ export class WriteBatcher<B> {
         this.observer?.failed();
         for (const p of this.parts) p.failed();
         this.failedAgain(err);
-        this.schedule();
+        this.dirty = true;
         throw err;
       },
     );
-    this.inFlight = written.finally(() => (this.inFlight = undefined));
+    this.inFlight = written.finally(() => {
+      this.inFlight = undefined;
+      this.next(started);
+    });
     await this.inFlight;
   }
 
