@@ -267,8 +267,10 @@ export class WriteBatcher<B> {
     this.droppedRows = 0;
   }
 
+  /** Writes what is queued, including rows queued while its batches are written: no timer outlives it. */
   async close(): Promise<void> {
-    await this.flush();
     this.closed = true;
+    do await this.flush();
+    while (this.dirty);
   }
 }

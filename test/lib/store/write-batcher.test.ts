@@ -51,3 +51,24 @@ t.test('rows queued during a quick batch wait out the interval from its start', 
   t.ok(startedAt[1] - startedAt[0] >= 45, `about one interval apart (${(startedAt[1] - startedAt[0]).toFixed(1)} ms)`);
   await batcher.close();
 });
+
+t.test('close() also writes the rows queued while its batch is written, before it resolves', async (t) => {
+  const batches: number[] = [];
+  let release = () => {};
+  const batcher = new WriteBatcher<{ rows: number }>(
+    { run: (b) => new Promise<void>((resolve) => { batches.push(b.rows); release = resolve; }) },
+    () => ({ rows: 0 }),
+    INTERVAL_MS,
+  );
+  const rows = new KeyedRows<{ rows: number }, number, string>(batcher, (b) => b.rows++);
+  rows.set(0, 'before');
+  const closed = batcher.close().then(() => batches.length); // the batches started when it resolved
+  await until('the closing batch starts', () => batches.length === 1, 5000);
+  rows.set(1, 'while closing'); // a request's last row, say
+  release();
+  await until('the next batch starts', () => batches.length === 2, 5000);
+  release();
+  t.equal(await closed, 2, 'close() resolved after the second batch');
+  t.same(batches, [1, 1], 'one row in each');
+  t.equal(batcher.unwritten(), 0);
+});
