@@ -1,7 +1,9 @@
 // Group commit, whatever the database: the hot path only queues rows in memory; every `intervalMs`
 // one transaction writes everything queued, so a busy gateway pays one commit per interval instead
-// of one per request. A crash loses the rows not yet committed: at most one interval's worth, plus
-// a batch in flight. While the database refuses or stalls writes (disk full, a long lock, a
+// of one per request. One batch is written at a time: when one takes longer than the interval, the
+// next follows it at once with everything queued meanwhile. A crash loses the rows not yet
+// committed: the batch in flight and what was queued since it started (one interval's worth while
+// batches keep up). While the database refuses or stalls writes (disk full, a long lock, a
 // database that is away), rows wait in memory and failed batches are retried with a growing delay;
 // past a bound the ledger admits no new holds (requests get a 503), and past twice the bound
 // history rows are dropped, so memory stays bounded and no money row is ever dropped. What a batch
