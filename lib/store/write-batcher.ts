@@ -189,7 +189,8 @@ export class WriteBatcher<B> {
    * Called by a part that queued something. While a batch is in flight no timer runs: its end arms
    * the next one. A timer firing meanwhile would start a flush that waits for it, one more each
    * interval for as long as the batch takes, and every one of them woken at each batch's end (under
-   * callgrind's slowdown: 157 resumed awaits a streamed request, 4% of its instructions).
+   * callgrind's slowdown, 157 resumed awaits a streamed request: 1.72M main-thread instructions
+   * a request before, 1.51M after).
    */
   schedule(): void {
     this.dirty = true;
