@@ -8,15 +8,21 @@ import { until } from '../../helpers/until.js';
 
 const INTERVAL_MS = 5;
 
-t.test('a batch in flight for ten intervals: no flush waits behind it; the rows queued meanwhile go in the next batch, at once', async (t) => {
+/** A batcher whose batches stay in flight until `release()`; `batches`: each batch's row count. */
+function heldBatches() {
   const batches: number[] = [];
-  let release = () => {};
+  let resolveLast = () => {};
   const batcher = new WriteBatcher<{ rows: number }>(
-    { run: (b) => new Promise<void>((resolve) => { batches.push(b.rows); release = resolve; }) },
+    { run: (b) => new Promise<void>((resolve) => { batches.push(b.rows); resolveLast = resolve; }) },
     () => ({ rows: 0 }),
     INTERVAL_MS,
   );
   const rows = new KeyedRows<{ rows: number }, number, string>(batcher, (b) => b.rows++);
+  return { batcher, rows, batches, release: () => resolveLast() };
+}
+
+t.test('a batch in flight for ten intervals: no flush waits behind it; the rows queued meanwhile go in the next batch, at once', async (t) => {
+  const { batcher, rows, batches, release } = heldBatches();
   let flushes = 0;
   const flush = batcher.flush.bind(batcher);
   batcher.flush = () => (flushes++, flush());
@@ -53,14 +59,7 @@ t.test('rows queued during a quick batch wait out the interval from its start', 
 });
 
 t.test('close() also writes the rows queued while its batch is written, before it resolves', async (t) => {
-  const batches: number[] = [];
-  let release = () => {};
-  const batcher = new WriteBatcher<{ rows: number }>(
-    { run: (b) => new Promise<void>((resolve) => { batches.push(b.rows); release = resolve; }) },
-    () => ({ rows: 0 }),
-    INTERVAL_MS,
-  );
-  const rows = new KeyedRows<{ rows: number }, number, string>(batcher, (b) => b.rows++);
+  const { batcher, rows, batches, release } = heldBatches();
   rows.set(0, 'before');
   const closed = batcher.close().then(() => batches.length); // the batches started when it resolved
   await until('the closing batch starts', () => batches.length === 1, 5000);
