@@ -385,13 +385,13 @@ function medianRun(runs: RunFigures[]): RunFigures {
 
 const portOf = (c: Child) => Number(new URL(c.url).port);
 
-/** Starts a gateway; on failure says why and goes on without it. */
-async function tryStart<T>(what: string, start: () => Promise<T>, untested: string[]): Promise<T | undefined> {
+/** A step the bench can go without (starting a server, a setup, a measurement): on failure says why and goes on. */
+async function optionalStep<T>(what: string, step: () => Promise<T>, untested: string[]): Promise<T | undefined> {
   try {
-    return await start();
+    return await step();
   } catch (err) {
     untested.push(`${what}: ${(err as Error).message}`);
-    process.stderr.write(`!! ${what} failed, its runs are skipped:\n${(err as Error).message}\n`);
+    process.stderr.write(`!! ${what} failed, what needs it is skipped:\n${(err as Error).message}\n`);
     return undefined;
   }
 }
@@ -435,12 +435,12 @@ async function main(): Promise<void> {
     const onConfig = writeConfig(dir, 'billing-on', { ...gatewayConfig(sim.url, join(dir, 'billing-on.db')), metrics: { host: '127.0.0.1', port: 0 } });
     const quietConfig = writeConfig(dir, 'quiet', { ...gatewayConfig(sim.url, join(dir, 'quiet.db')), log: { requests: false } });
     const offConfig = writeConfig(dir, 'billing-off', gatewayConfig(sim.url, join(dir, 'billing-off.db'), BILLING_OFF_PLUGINS));
-    servers.apiKey = await tryStart('account and key setup (gateway accounts/credits/keys commands)', () => createBenchKey(onConfig), untested);
-    if (servers.apiKey) servers.gateway = await tryStart('gateway (billing on)', () => startGatewayProcess('gateway', onConfig), untested);
-    servers.billingOff = await tryStart('gateway (billing off)', () => startGatewayProcess('gateway-billing-off', offConfig), untested);
-    servers.quietApiKey = await tryStart('account and key setup for the gateway without metrics and request log', () => createBenchKey(quietConfig), untested);
-    if (servers.quietApiKey) servers.quiet = await tryStart('gateway (metrics and request log off)', () => startGatewayProcess('gateway-quiet', quietConfig), untested);
-    servers.bare = await tryStart('bare node:http proxy (the reference)', () => startBareProxyProcess(sim.url), untested);
+    servers.apiKey = await optionalStep('account and key setup (gateway accounts/credits/keys commands)', () => createBenchKey(onConfig), untested);
+    if (servers.apiKey) servers.gateway = await optionalStep('gateway (billing on)', () => startGatewayProcess('gateway', onConfig), untested);
+    servers.billingOff = await optionalStep('gateway (billing off)', () => startGatewayProcess('gateway-billing-off', offConfig), untested);
+    servers.quietApiKey = await optionalStep('account and key setup for the gateway without metrics and request log', () => createBenchKey(quietConfig), untested);
+    if (servers.quietApiKey) servers.quiet = await optionalStep('gateway (metrics and request log off)', () => startGatewayProcess('gateway-quiet', quietConfig), untested);
+    servers.bare = await optionalStep('bare node:http proxy (the reference)', () => startBareProxyProcess(sim.url), untested);
     if (o.postgres) {
       const db = await createBenchDatabase();
       if (typeof db === 'string') {
@@ -449,13 +449,13 @@ async function main(): Promise<void> {
       } else {
         pgDb = db;
         const pgConfig = writeConfig(dir, 'postgres', gatewayConfig(sim.url, { postgres: db.url }));
-        servers.pgApiKey = await tryStart('PostgreSQL mode: account and key setup', () => createBenchKey(pgConfig), untested);
+        servers.pgApiKey = await optionalStep('PostgreSQL mode: account and key setup', () => createBenchKey(pgConfig), untested);
         // Counted from before the nodes start (the setup commands have exited, so their counts are in): the nodes' whole life.
         pgTransactionsAtStart = await db.transactions();
         pgStartedAt = Date.now();
         const nodes: Child[] = [];
         for (const name of servers.pgApiKey ? ['gateway-pg-a', 'gateway-pg-b'] : []) {
-          const node = await tryStart(`PostgreSQL mode: gateway node ${name}`, () => startGatewayProcess(name, pgConfig), untested);
+          const node = await optionalStep(`PostgreSQL mode: gateway node ${name}`, () => startGatewayProcess(name, pgConfig), untested);
           if (!node) break;
           nodes.push(node);
           children.push(node); // stopped at the end even if the other does not start
@@ -485,11 +485,11 @@ async function main(): Promise<void> {
       const warmupMs = Math.max(o.warmupMs, 1000);
       const measureMs = Math.max(2 * o.durationMs, 2000);
       allocation.scenario = traced.id;
-      allocation.gateway = await tryStart('heap allocation per request (gateway)', async () => {
+      allocation.gateway = await optionalStep('heap allocation per request (gateway)', async () => {
         const key = await createBenchKey(cfg);
         return measureAllocation((opts) => startGatewayProcess('gateway-gc-trace', cfg, opts), (c) => requestTarget(traced, portOf(c), key), o.concurrency, warmupMs, measureMs);
       }, untested);
-      allocation.bare = await tryStart('heap allocation per request (bare proxy)', () =>
+      allocation.bare = await optionalStep('heap allocation per request (bare proxy)', () =>
         measureAllocation((opts) => startBareProxyProcess(sim.url, opts), (c) => requestTarget(traced, portOf(c), 'none'), o.concurrency, warmupMs, measureMs),
       untested);
     }
