@@ -341,16 +341,9 @@ function sampleProblem(s: Scenario, via: Via, warm: LoadResult): string | undefi
 }
 
 /**
- * Closed loop: each server `rounds` times, interleaved (direct, bare proxy, billing off, the quiet
- * gateway, the gateway, PostgreSQL's one node and two, then the same in reverse, and so on), so a
- * slow spell of the machine hits every server alike and no server always runs right after the same
- * other one (on this 2-core machine two identical gateways measured back to back differed by 2 to 7%
- * in the second one's favour); each keeps its median run. The pairs whose ratios are judged round by
- * round run next to each other: the gateway beside the quiet one and PostgreSQL's one node, and
- * that beside two nodes.
- * The bare proxy only forwards bytes, so it runs where client and upstream speak the same format.
+ * The servers a scenario runs against, direct first. The bare proxy only forwards bytes, so it runs
+ * where client and upstream speak the same format.
  */
-/** The servers a scenario runs against, direct first. */
 function viasOf(servers: Servers, s: Scenario): Via[] {
   const vias: Via[] = ['direct'];
   if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
@@ -381,6 +374,15 @@ async function warmUpCompilers(o: Options, servers: Servers): Promise<void> {
   }
 }
 
+/**
+ * Closed loop: each server `rounds` times, interleaved (direct, bare proxy, billing off, the quiet
+ * gateway, the gateway, PostgreSQL's one node and two, then the same in reverse, and so on), so a
+ * slow spell of the machine hits every server alike and no server always runs right after the same
+ * other one (on this 2-core machine two identical gateways measured back to back differed by 2 to 7%
+ * in the second one's favour); each keeps its median run. The pairs whose ratios are judged round by
+ * round run next to each other: the gateway beside the quiet one and PostgreSQL's one node, and
+ * that beside two nodes.
+ */
 async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<ScenarioFigures> {
   const runs: RunFigures[] = [];
   const closed = { concurrency: o.concurrency };
