@@ -4,7 +4,7 @@
 // form filled in, saving nothing until they send it again. Screenshots: screenshots/forms-*.
 import t, { type Test } from 'tap';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
-import { logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
+import { focusedFieldName, logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
 
 
 
@@ -39,7 +39,7 @@ await withGatewayAndChromium('forms in headless Chromium', (env) => {
       await form.getByRole('button', { name: 'Create key' }).click();
       t.match(await fieldError(field('monthly_limit')), /monthly limit must be an amount in USD/, 'the limit says why, next to itself');
       t.equal(await fieldError(field('name')), null, 'the name is not marked');
-      t.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'monthly_limit', 'the refused field has the focus');
+      t.equal(await focusedFieldName(page, 'monthly_limit'), 'monthly_limit', 'the refused field has the focus');
       t.equal(await field('name').inputValue(), 'staging', 'the input is kept');
       t.match(await page.locator('.notice').first().innerText(), /Check the field marked below/, 'the banner points at the field');
       t.notOk(await scrollsSideways(page), 'no sideways scroll');

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap';
 import { createRequire } from 'node:module';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { resetLink, RESET_TTL_MS } from '../../lib/dashboard/reset-link.js';
-import { logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
+import { focusedFieldName, logIn, SHOTS, WIDTHS, withGatewayAndChromium } from './chromium.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -113,7 +113,7 @@ await withGatewayAndChromium('settings in headless Chromium', (env) => {
       await a.page.getByRole('button', { name: 'Change password' }).click();
       await a.page.waitForLoadState();
       t.match(await fieldError(current), /That is not your current password/, 'a wrong current password is an error beside its field');
-      t.equal(await a.page.evaluate(() => document.activeElement?.getAttribute('name')), 'current_password', 'which has the focus');
+      t.equal(await focusedFieldName(a.page, 'current_password'), 'current_password', 'which has the focus');
       t.match(await a.page.locator('.notice-error').innerText(), /not changed/);
       await checkScreen(t, a.page, `${size.label}-wrong-password`);
       t.ok(await gw().store.accounts.checkPassword(email, 'the first password'), 'the password is unchanged');

@@ -60,6 +60,16 @@ export async function withGatewayAndChromium(name: string, tests: (env: BrowserE
   });
 }
 
+/**
+ * The name of the field that has the focus: the browser applies a field's `autofocus` when it next
+ * renders the page, which can come after the load event (on a busy machine it did), so this waits
+ * up to 5 s for `expected` before it reads what has the focus.
+ */
+export async function focusedFieldName(page: Page, expected: string): Promise<string | null | undefined> {
+  await page.waitForFunction((name) => document.activeElement?.getAttribute('name') === name, expected, { timeout: 5000 }).catch(() => {});
+  return page.evaluate(() => document.activeElement?.getAttribute('name'));
+}
+
 /** Log in on the login page the browser shows. */
 export async function logIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);
