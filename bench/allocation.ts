@@ -1,7 +1,7 @@
 // What the V8 heap allocates per request, gateway against bare proxy, from each process's own GC
 // trace (--trace-gc-nvp: each collection prints what was allocated since the one before, what
 // survived the young generation and what was promoted). The collector's work grows with these, and
-// unlike CPU time they hardly move with the machine (seven full runs on two machines:
+// unlike CPU time they hardly move with the machine (nine full runs on three machines:
 // 67.9 to 70.6 KB a request).
 // A child of its own per side, so the trace's flag costs the timed runs nothing.
 import { closedLoop, keepAliveAgent, type Target } from './load.js';
