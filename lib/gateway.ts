@@ -56,7 +56,8 @@ export interface Gateway {
   demo: DemoAccount | null;
   /**
    * Resolves once the request with this id has fully ended (its hold settled, its history row
-   * queued): a response can reach the client before that. Needs the trackFinished option.
+   * queued, its log line written: the waiting lines are written out then): a response can reach the
+   * client before that. Needs the trackFinished option.
    */
   requestFinished(requestId: string): Promise<void>;
   reload(next: GatewayConfig): Promise<void>;
@@ -192,7 +193,7 @@ export async function startGateway(config: GatewayConfig, opts: GatewayOptions =
       demo,
       requestFinished(id) {
         if (!finished) throw new Error('requestFinished needs the trackFinished option');
-        return finished.wait(id);
+        return finished.wait(id).then(requestLines.flush);
       },
       async reload(next) {
         await ensureSimulator(next);

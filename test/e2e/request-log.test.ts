@@ -134,7 +134,7 @@ t.test('gateway serve: request lines on stdout, operator lines on stderr, the la
   const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
   const r = await postChat(gw.url, gw.key!, { model: 'test/gpt', messages: [{ role: 'user', content: PROMPT }] });
   t.equal(r.status, 200);
-  // Stopped at once: the line still reaches stdout (lines wait for the end of the turn: close writes them).
+  // Stopped at once: the line still reaches stdout (lines wait up to 20 ms for their write: close writes them).
   gw.child.kill('SIGTERM');
   t.equal(await exited, 0);
   const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));

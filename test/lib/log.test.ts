@@ -78,9 +78,10 @@ t.test('FailureRun with a recovery line: the count so far, then the recovery', a
   ]);
 });
 
-t.test('batched: the lines of one event-loop turn leave in one write of the stream', async (t) => {
+t.test('batched: lines wait across event-loop turns, then leave in one write of the stream', async (t) => {
   const { Writable } = await import('node:stream');
   const writes: string[] = [];
+  let wrote: () => void = () => {};
   const stream = new Writable({
     writev(chunks, cb) {
       writes.push(chunks.map((c) => String(c.chunk)).join(''));
@@ -88,16 +89,45 @@ t.test('batched: the lines of one event-loop turn leave in one write of the stre
     },
     write(chunk, _enc, cb) {
       writes.push(String(chunk));
+      wrote();
       cb();
     },
   });
   const sink = new LogSink(stream, { level: 'info', format: 'json' }, true);
-  for (let i = 0; i < 3; i++) sink.write({ time: 't', level: 'info', msg: `line ${i}` });
-  t.same(writes, [], 'held until the turn ends');
-  await new Promise((r) => setImmediate(r));
+  const written = new Promise<void>((resolve) => (wrote = resolve));
+  const exitListeners = process.listenerCount('exit');
+  sink.write({ time: 't', level: 'info', msg: 'line 0' });
+  t.equal(process.listenerCount('exit'), exitListeners + 1, 'an exit hook while lines wait');
+  for (let i = 1; i < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    sink.write({ time: 't', level: 'info', msg: `line ${i}` });
+  }
+  t.same(writes, [], 'held across turns');
+  const alive = setInterval(() => {}, 1000); // the sink's timer is unref'd: it keeps no process up
+  await written;
+  clearInterval(alive);
   t.equal(writes.length, 1, 'one write');
   t.same(writes[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).msg), ['line 0', 'line 1', 'line 2']);
   sink.write({ time: 't', level: 'info', msg: 'at close' });
   sink.flush();
   t.equal(writes.length, 2, 'flush writes what is held at once (closing)');
+  sink.write({ time: 't', level: 'info', msg: 'x'.repeat(40_000) });
+  t.equal(writes.length, 3, 'a full batch leaves at once');
+  t.equal(process.listenerCount('exit'), exitListeners, 'no exit hook left behind once written');
+});
+
+t.test('batched: what waits is written when the process exits, after a crash too', async (t) => {
+  const { execFile } = await import('node:child_process');
+  const script = `
+    const { LogSink } = await import(${JSON.stringify(new URL('../../dist/lib/log.js', import.meta.url).href)});
+    const sink = new LogSink(process.stdout, { level: 'info', format: 'json' }, true);
+    sink.writeText('{"msg":"before the crash"}\\n');
+    setImmediate(() => { throw new Error('boom'); });`;
+  const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const child = execFile(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }, (err, stdout) =>
+      resolve({ code: err ? (err as { code?: number }).code ?? null : 0, stdout }));
+    child.stdin?.end();
+  });
+  t.equal(code, 1, 'the process crashed');
+  t.equal(stdout, '{"msg":"before the crash"}\n');
 });
