@@ -22,7 +22,7 @@ export type LogStream = { write(text: string): unknown; isTTY?: boolean };
  * event-loop turn saves a system call (3 µs on a virtual machine) and a wake-up of the reader for
  * nearly every line at moderate load, where each request has a turn of its own.
  */
-export const BATCH_MS = 20;
+const BATCH_MS = 20;
 /** A batch this long leaves at once: a write that fits a pipe's buffer (64 KB) does not wait for the reader. */
 const BATCH_CHARS = 32_768;
 
