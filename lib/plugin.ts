@@ -4,6 +4,7 @@ import type { RequestContext, Offer, Outcome } from './context.js';
 import type { WireFormat } from './config-types.js';
 import type { GatewayConfig } from './config-types.js';
 import type { SseEvent } from './sse.js';
+import { textDeltaOf, type TextDelta } from './text-delta.js';
 
 /** What the proxy sends to one offer. Built fresh for each attempt. */
 export interface UpstreamRequest {
@@ -36,14 +37,22 @@ export class AnswerText {
  */
 export class StreamEvent {
   event?: string;
+  /**
+   * The upstream's event as it came, when it is its format's plain text delta (text-delta.ts):
+   * hooks read this instead of `json`, so the event is never parsed. Gone once the event changes.
+   */
+  textDelta?: TextDelta;
   private raw: string | undefined;
   private parsed: any;
   private hasParsed = false;
 
-  constructor(ev: SseEvent | { event?: string; json: unknown }) {
+  /** `format`: the upstream's, for an event as the upstream sent it (its text delta is then recognized). */
+  constructor(ev: SseEvent | { event?: string; json: unknown }, format?: WireFormat) {
     this.event = ev.event;
-    if ('data' in ev) this.raw = ev.data;
-    else {
+    if ('data' in ev) {
+      this.raw = ev.data;
+      if (format) this.textDelta = textDeltaOf(format, ev.data);
+    } else {
       this.parsed = ev.json;
       this.hasParsed = true;
     }
@@ -60,6 +69,7 @@ export class StreamEvent {
 
   set data(v: string) {
     this.raw = v;
+    this.textDelta = undefined;
     this.hasParsed = false;
     this.parsed = undefined;
   }
@@ -87,6 +97,7 @@ export class StreamEvent {
     this.parsed = v;
     this.hasParsed = true;
     this.raw = undefined;
+    this.textDelta = undefined;
   }
 }
 

@@ -177,7 +177,7 @@ export class StreamRelay {
         let out = '';
         try {
           for (const raw of parser.push(chunk)) {
-            const ev = new StreamEvent(raw);
+            const ev = new StreamEvent(raw, up.format);
             const kind = classifyEvent(up.format, ev);
             if (kind === 'error') {
               write(out);

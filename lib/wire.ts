@@ -24,6 +24,7 @@ export type EventKind = 'output' | 'error' | 'malformed' | 'other';
 export function classifyEvent(format: WireFormat, ev: StreamEvent): EventKind {
   if (format === 'messages') {
     if (ev.event === 'error') return 'error';
+    if (ev.textDelta) return 'output';
     const j = ev.json;
     if (j === undefined || j === null || typeof j !== 'object') return 'malformed';
     if (j.type === 'error') return 'error';
@@ -37,6 +38,7 @@ export function classifyEvent(format: WireFormat, ev: StreamEvent): EventKind {
     return 'other';
   }
   if (ev.isDone) return 'other';
+  if (ev.textDelta) return ev.textDelta.text ? 'output' : 'other';
   const j = ev.json;
   if (j === undefined || j === null || typeof j !== 'object') return 'malformed';
   if (j.error) return 'error';
@@ -57,8 +59,9 @@ export function isErrorBody(format: WireFormat, body: any): boolean {
 
 /** Does this upstream event say the answer is complete (so a close after it is a proper end)? */
 export function endsStream(format: WireFormat, ev: StreamEvent): boolean {
-  if (format === 'messages') return ev.event === 'message_stop' || ev.json?.type === 'message_stop';
+  if (format === 'messages') return ev.event === 'message_stop' || (!ev.textDelta && ev.json?.type === 'message_stop');
   if (ev.isDone) return true;
+  if (ev.textDelta) return false;
   const choice = ev.json?.choices?.[0];
   return choice !== undefined && choice.finish_reason !== null && choice.finish_reason !== undefined;
 }

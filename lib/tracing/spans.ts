@@ -142,6 +142,8 @@ export function tracingPlugins(otel: OtelApi): { first: Plugin; last: Plugin } {
       if (!a) return undefined;
       return {
         onEvent(ev: StreamEvent) {
+          // A text delta has no finish reason; a chat chunk's model and id are read from the first.
+          if (ev.textDelta && (up.format === 'messages' || (a.responseModel !== undefined && a.responseId !== undefined))) return ev;
           const j = ev.json;
           if (j && typeof j === 'object') readEvent(a, up.format, j);
           return ev;

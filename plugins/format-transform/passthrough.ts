@@ -65,20 +65,24 @@ export function chatPassthrough(model: string, clientWantsUsage: boolean): Strea
   let from = '';
   return {
     onEvent(ev: StreamEvent) {
-      const j = ev.json;
-      if (!j) return ev; // [DONE]
-      if (!clientWantsUsage && Array.isArray(j.choices) && j.choices.length === 0 && j.usage) return undefined;
-      if (typeof j.model === 'string' && j.model !== model) {
+      // A text delta (never a usage chunk) names its model without being parsed.
+      const delta = ev.textDelta;
+      const j = delta ? undefined : ev.json;
+      if (!delta && !j) return ev; // [DONE]
+      if (j && !clientWantsUsage && Array.isArray(j.choices) && j.choices.length === 0 && j.usage) return undefined;
+      const upstream = delta ? delta.model : j.model;
+      if (typeof upstream === 'string' && upstream !== model) {
         // Swap the name inside the upstream's own text rather than serializing the chunk again.
-        if (j.model !== upstreamModel) {
-          upstreamModel = j.model;
-          from = `"model":${jsonString(j.model)}`;
+        if (upstream !== upstreamModel) {
+          upstreamModel = upstream;
+          from = `"model":${jsonString(upstream)}`;
         }
         const data = ev.data;
         const at = data.indexOf(from);
         if (at === -1) {
-          j.model = model;
-          ev.json = j;
+          const parsed = ev.json;
+          parsed.model = model;
+          ev.json = parsed;
         } else {
           ev.data = data.slice(0, at) + target + data.slice(at + from.length);
         }

@@ -177,8 +177,12 @@ export default function metering(env: PluginEnv): Plugin {
       const read = up.format === 'chat' ? onChatChunk : onMessagesEvent;
       return {
         onEvent(ev: StreamEvent) {
-          const j = ev.json;
-          if (j && typeof j === 'object') read(r, j);
+          // A plain text delta carries nothing else to read (no usage, no tool call).
+          if (ev.textDelta) r.text.add(ev.textDelta.text);
+          else {
+            const j = ev.json;
+            if (j && typeof j === 'object') read(r, j);
+          }
           return ev;
         },
       };

@@ -111,6 +111,39 @@ for (const r of recordings) {
   });
 }
 
+t.test("a same-format stream's text deltas reach the client without being parsed", async (t) => {
+  for (const name of ['anthropic-cache-read-stream', 'openai-length-stream']) {
+    const r = recordings.find((r) => r.name === name)!;
+    // The vendor's text deltas, found by their parse here (not by the gateway's pattern).
+    const deltas = new Set(
+      parseSse(r.body)
+        .map((e) => e.data)
+        .filter((data) => {
+          if (data === '[DONE]') return false;
+          const j = JSON.parse(data);
+          return r.format === 'messages' ? j.delta?.type === 'text_delta' : j.choices?.length === 1 && Object.keys(j.choices[0].delta).join() === 'content';
+        }),
+    );
+    replay.up.serve(r);
+    const parse = JSON.parse;
+    let parsed = 0;
+    JSON.parse = (text: string, reviver?: any) => {
+      if (deltas.has(text)) parsed++;
+      return parse(text, reviver);
+    };
+    let res: Reply;
+    try {
+      res = await post(r, { ...r.request, model: REPLAY_MODEL[r.format] });
+    } finally {
+      JSON.parse = parse;
+    }
+    t.equal(res.status, 200);
+    t.ok(deltas.size >= 30, `${name}: ${deltas.size} text deltas`);
+    t.equal(parsed, 0, `${name}: none parsed by the gateway`);
+    t.same(parseSse(res.text), expectedEvents(r, REPLAY_MODEL[r.format]), 'and the stream is the vendor’s, only the model renamed');
+  }
+});
+
 t.test('the SDKs show a vendor error event after output with its own type and message', async (t) => {
   const byName = (name: string) => recordings.find((r) => r.name === name)!;
   const anthropic = new Anthropic({ baseURL: replay.gw.url, apiKey: replay.gw.apiKey, maxRetries: 0 });
