@@ -18,9 +18,11 @@ export interface TextDelta {
 
 /** A JSON string token (RFC 8259's grammar exactly), as its own capture group. */
 const STRING = String.raw`("(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")`;
-/** The text of a JSON string without escapes (ids, names), as its own capture group. */
-const PLAIN = String.raw`"([^"\\\x00-\x1f]*)"`;
-const PLAIN_SKIPPED = String.raw`"[^"\\\x00-\x1f]*"`;
+/** What a JSON string without escapes (ids, names) holds between its quotes. */
+const UNESCAPED = String.raw`[^"\\\x00-\x1f]*`;
+/** Such a string; PLAIN captures its text. */
+const PLAIN_SKIPPED = `"${UNESCAPED}"`;
+const PLAIN = `"(${UNESCAPED})"`;
 const INTEGER = '(?:0|[1-9][0-9]*)';
 /** JSON's whitespace (not JavaScript's `\s`, which also takes Unicode spaces JSON.parse refuses). */
 const SPACE = '[ \\t\\n\\r]*';
