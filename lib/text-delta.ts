@@ -14,6 +14,8 @@ export interface TextDelta {
   text: string;
   /** Chat chunks: the model the chunk names. */
   model?: string;
+  /** Messages events: the content block's index. */
+  index?: number;
 }
 
 /** A JSON string token (RFC 8259's grammar exactly), as its own capture group. */
@@ -29,7 +31,7 @@ const SPACE = '[ \\t\\n\\r]*';
 
 /** As Anthropic sends it, padded before the last brace (the padding's length varies). */
 const MESSAGES = new RegExp(
-  String.raw`^\{"type":"content_block_delta","index":${INTEGER},"delta":\{"type":"text_delta","text":${STRING}\}${SPACE}\}${SPACE}$`,
+  String.raw`^\{"type":"content_block_delta","index":(${INTEGER}),"delta":\{"type":"text_delta","text":${STRING}\}${SPACE}\}${SPACE}$`,
 );
 
 /** As OpenAI sends a content chunk; the fields it added over time are optional. */
@@ -47,7 +49,7 @@ const decode = (token: string): string => (token.indexOf('\\') === -1 ? token.sl
 export function textDeltaOf(format: WireFormat, data: string): TextDelta | undefined {
   if (format === 'messages') {
     const m = MESSAGES.exec(data);
-    return m ? { text: decode(m[1]) } : undefined;
+    return m ? { text: decode(m[2]), index: Number(m[1]) } : undefined;
   }
   const m = CHAT.exec(data);
   return m ? { text: decode(m[2]), model: m[1] } : undefined;

@@ -4,6 +4,7 @@
 // sent whole when it closes.
 import { randomUUID } from 'node:crypto';
 import { StreamEvent, type StreamHook } from '../../lib/plugin.js';
+import { jsonString } from '../../lib/json-string.js';
 import { messageIdOf, messagesUsageOf, sanitizeToolId, stopReasonOf } from './shared.js';
 
 export interface MessagesStreamOptions {
@@ -48,6 +49,13 @@ export class ChatToMessagesStream implements StreamHook {
   onEvent(e: StreamEvent): StreamEvent[] | undefined {
     if (this.ended) return undefined;
     if (e.isDone) return this.end();
+    // Most of a stream, once it started: a plain text delta (no usage, no finish), converted
+    // without parsing it (text-delta.ts).
+    const delta = e.textDelta;
+    if (delta && this.started) {
+      if (delta.text !== '') this.text(delta.text);
+      return this.flush();
+    }
     const j = e.json;
     if (!j || typeof j !== 'object') return undefined;
     this.begin(j.id);
@@ -170,7 +178,9 @@ export class ChatToMessagesStream implements StreamHook {
       this.closeAll();
       this.startBlock('text', { type: 'text', text: '' });
     }
-    this.delta((this.open as OpenBlock).index, { type: 'text_delta', text });
+    // The delta({ type: 'text_delta', text }) event, written out (a JSON.stringify less per event).
+    const data = `{"type":"content_block_delta","index":${(this.open as OpenBlock).index},"delta":{"type":"text_delta","text":${jsonString(text)}}}`;
+    this.out.push(new StreamEvent({ event: 'content_block_delta', data }));
   }
 
   private startTool(t: ToolCall): OpenBlock {

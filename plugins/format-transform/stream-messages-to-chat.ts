@@ -1,6 +1,7 @@
 // Stream conversion: messages-format events → chat-completion chunks, one event at a time.
 // Only a thinking block's text is kept (until its stop), to hand it out with its signature.
 import { StreamEvent, type StreamHook } from '../../lib/plugin.js';
+import { jsonString } from '../../lib/json-string.js';
 import { chatIdOf, chatUsageOf, finishReasonOf } from './shared.js';
 
 export interface ChatStreamOptions {
@@ -35,15 +36,23 @@ export class MessagesToChatStream implements StreamHook {
   private toolCount = 0;
   private stopReason: string | null = null;
   private usage: Record<string, any> = {};
+  /** A content chunk's text up to its content (made once the id is known). */
+  private contentPrefix = '';
 
   constructor(private readonly opts: ChatStreamOptions) {}
 
   onEvent(ev: StreamEvent): Out {
     if (this.done) return undefined;
+    // Most of a stream: a plain text delta, converted without parsing it (text-delta.ts).
+    const delta = ev.textDelta;
+    if (delta) return this.blocks[delta.index!]?.kind === 'text' && delta.text ? this.contentChunk(delta.text) : undefined;
     const j = ev.json;
     switch (j?.type) {
       case 'message_start':
-        if (j.message?.id) this.id = chatIdOf(j.message.id);
+        if (j.message?.id) {
+          this.id = chatIdOf(j.message.id);
+          this.contentPrefix = '';
+        }
         this.mergeUsage(j.message?.usage);
         return this.begin();
       case 'content_block_start':
@@ -75,6 +84,18 @@ export class MessagesToChatStream implements StreamHook {
       model: this.opts.model,
       choices: [{ index: 0, delta, finish_reason: finishReason }],
     });
+  }
+
+  /**
+   * chunk({ content: text }), written out: the text is the only part that changes, and the text
+   * delta it comes from was not parsed (a JSON.parse and a JSON.stringify less per event).
+   */
+  private contentChunk(text: string): StreamEvent {
+    if (!this.contentPrefix) {
+      const { created, model } = this.opts;
+      this.contentPrefix = `{"id":${jsonString(this.id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},"model":${jsonString(model)},"choices":[{"index":0,"delta":{"content":`;
+    }
+    return new StreamEvent({ data: `${this.contentPrefix}${jsonString(text)}},"finish_reason":null}]}` });
   }
 
   /** The first chunk carries the role; it is sent once, before anything else. */

@@ -10,7 +10,7 @@ import { loadRecordings, parseSse } from '../helpers/replay.js';
 const shown = (s: string) => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** What JSON.parse says `data` is: the text and model of a plain text delta, or undefined. */
-function parsedDelta(format: WireFormat, data: string): { text: string; model?: string } | undefined {
+function parsedDelta(format: WireFormat, data: string): { text: string; model?: string; index?: number } | undefined {
   let j: any;
   try {
     j = JSON.parse(data);
@@ -18,7 +18,7 @@ function parsedDelta(format: WireFormat, data: string): { text: string; model?: 
     return undefined;
   }
   if (format === 'messages') {
-    return j?.type === 'content_block_delta' && j.delta?.type === 'text_delta' && typeof j.delta.text === 'string' ? { text: j.delta.text } : undefined;
+    return j?.type === 'content_block_delta' && j.delta?.type === 'text_delta' && typeof j.delta.text === 'string' ? { text: j.delta.text, index: j.index } : undefined;
   }
   const c = j?.choices;
   if (!Array.isArray(c) || c.length !== 1 || c[0].finish_reason !== null || j.usage) return undefined;
@@ -31,7 +31,7 @@ function checkAgrees(t: Test, format: WireFormat, data: string): boolean {
   const got = textDeltaOf(format, data);
   if (got === undefined) return false;
   const want = parsedDelta(format, data);
-  if (!want || want.text !== got.text || want.model !== got.model) {
+  if (!want || want.text !== got.text || want.model !== got.model || want.index !== got.index) {
     t.fail(`recognized but JSON.parse reads otherwise: ${shown(data)}`, { got, want });
   }
   return true;
@@ -60,10 +60,10 @@ t.test("the vendors' recorded text deltas are recognized, as JSON.parse reads th
 
 t.test('escapes are decoded as JSON.parse decodes them', async (t) => {
   for (const text of ['', 'plain', 'line\nbreak', 'quote " and \\ backslash', 'tab\there', 'é ü 中文', '😀 \ud83d\ude00', '\u2028\u2029', '\u0000\u001f']) {
-    t.same(textDeltaOf('messages', messagesDelta(text)), { text }, shown(text));
+    t.same(textDeltaOf('messages', messagesDelta(text)), { text, index: 0 }, shown(text));
     t.same(textDeltaOf('chat', chatDelta(text)), { text, model: 'gpt-4o' }, shown(text));
   }
-  t.same(textDeltaOf('messages', '{"type":"content_block_delta","index":12,"delta":{"type":"text_delta","text":"\\u00e9\\/\\ud800"}}'), { text: 'é/\ud800' });
+  t.same(textDeltaOf('messages', '{"type":"content_block_delta","index":12,"delta":{"type":"text_delta","text":"\\u00e9\\/\\ud800"}}'), { text: 'é/\ud800', index: 12 });
 });
 
 t.test('what is not valid JSON of the exact shape is left to JSON.parse', async (t) => {
