@@ -26,6 +26,8 @@ interface Block {
 }
 
 const DONE_DATA = '[DONE]';
+/** Where chunk({ content: '' })'s text holds its content (the id and model come before it, quoted). */
+const EMPTY_CONTENT = '"delta":{"content":""}';
 
 export class MessagesToChatStream implements StreamHook {
   private id = chatIdOf(undefined);
@@ -36,8 +38,8 @@ export class MessagesToChatStream implements StreamHook {
   private toolCount = 0;
   private stopReason: string | null = null;
   private usage: Record<string, any> = {};
-  /** A content chunk's text up to its content (made once the id is known). */
-  private contentPrefix = '';
+  /** chunk({ content }) as text, around its content (made once the id is known). */
+  private contentText: { before: string; after: string } | undefined;
 
   constructor(private readonly opts: ChatStreamOptions) {}
 
@@ -51,7 +53,7 @@ export class MessagesToChatStream implements StreamHook {
       case 'message_start':
         if (j.message?.id) {
           this.id = chatIdOf(j.message.id);
-          this.contentPrefix = '';
+          this.contentText = undefined;
         }
         this.mergeUsage(j.message?.usage);
         return this.begin();
@@ -87,15 +89,17 @@ export class MessagesToChatStream implements StreamHook {
   }
 
   /**
-   * chunk({ content: text }), written out: the text is the only part that changes, and the text
-   * delta it comes from was not parsed (a JSON.parse and a JSON.stringify less per event).
+   * chunk({ content: text }) with only its text serialized per event: the rest is chunk()'s own
+   * text, split once per stream around an empty content (a JSON.stringify less per event, and the
+   * text delta it comes from was not parsed).
    */
   private contentChunk(text: string): StreamEvent {
-    if (!this.contentPrefix) {
-      const { created, model } = this.opts;
-      this.contentPrefix = `{"id":${jsonString(this.id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},"model":${jsonString(model)},"choices":[{"index":0,"delta":{"content":`;
+    if (!this.contentText) {
+      const whole = this.chunk({ content: '' }).data;
+      const at = whole.indexOf(EMPTY_CONTENT) + EMPTY_CONTENT.indexOf('""}');
+      this.contentText = { before: whole.slice(0, at), after: whole.slice(at + 2) };
     }
-    return new StreamEvent({ data: `${this.contentPrefix}${jsonString(text)}},"finish_reason":null}]}` });
+    return new StreamEvent({ data: this.contentText.before + jsonString(text) + this.contentText.after });
   }
 
   /** The first chunk carries the role; it is sent once, before anything else. */
