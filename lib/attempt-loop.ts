@@ -257,7 +257,7 @@ export class AttemptLoop {
     ctx.offer = up.offer;
     ctx.status = 200;
     ctx.firstByteAt = performance.now();
-    sendJson(res, 200, answer ?? body, { 'x-service-listing': up.offer.listing });
+    sendJson(res, 200, answer ?? body, ctx.head, ['x-service-listing', up.offer.listing]);
     return 'done';
   }
 }

@@ -82,10 +82,10 @@ export class Chain {
           if (r) await r;
         }
       }
-      addPluginHeaders(ctx, res);
+      addPluginHeaders(ctx);
       if (ctx.reply) {
         ctx.status = ctx.reply.status;
-        sendJson(res, ctx.reply.status, ctx.reply.body);
+        sendJson(res, ctx.reply.status, ctx.reply.body, ctx.head);
       } else await this.attempts.run(ctx, res);
     } catch (e) {
       if (!(e instanceof ClientGone)) this.fail(ctx, res, e);
@@ -112,7 +112,7 @@ export class Chain {
     if (err.status >= 500 && !(e instanceof GatewayError)) this.failures.failed(e, { request_id: ctx.id });
     ctx.error = err;
     if (!res.headersSent) {
-      addPluginHeaders(ctx, res);
+      addPluginHeaders(ctx);
       ctx.status = err.status;
       sendError(res, ctx, err);
     } else if (!res.writableEnded) {

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { GatewayError } from './errors.js';
 import type { Member } from './json-scan.js';
+import type { HeadList } from './reply.js';
 import type { ModelConfig, ProviderConfig, SupportsConfig, WireFormat } from './config-types.js';
 
 export type Route = 'chat' | 'messages' | 'count_tokens' | 'models';
@@ -151,6 +152,8 @@ export interface RequestContext {
   state: Record<string, unknown>;
   /** Headers plugins add to every answer of this request, errors included (e.g. rate-limit state). */
   responseHeaders?: Record<string, string | number>;
+  /** The answer's headers gathered so far (its request id first), written with its head (reply.ts). */
+  head: HeadList;
 }
 
 /**
@@ -194,6 +197,7 @@ export function createContext(init: ContextInit): RequestContext {
     outputBudget: 0,
     attempts: [],
     state: {},
+    head: ['x-request-id', init.id],
     ...init,
   };
 }

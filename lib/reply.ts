@@ -1,27 +1,34 @@
 // Answers the gateway writes itself: a JSON body (its own reply, an upstream answer) or an error in
-// the client's format, with the headers plugins asked for.
+// the client's format, with the headers gathered for the answer (its request id, plugins' headers).
 import type { ServerResponse } from 'node:http';
 import type { RequestContext } from './context.js';
 import { type GatewayError, errorBody } from './errors.js';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | number> = {}): void {
+/**
+ * An answer's headers before its head is written: names and values in one flat list, written by one
+ * writeHead. Through res.setHeader, Node validates and lowercases each name and keeps it in a
+ * null-prototype (dictionary-mode) object, which writeHead then walks again: for the ten headers of
+ * an answer with rate limits, 2.5 µs against 1.1 (in-process, the head built 200,000 times).
+ */
+export type HeadList = (string | number)[];
+
+const NONE: HeadList = [];
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, head: HeadList = NONE, more: HeadList = NONE): void {
   if (res.headersSent || res.destroyed) return;
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
-  });
+  res.writeHead(status, [...head, ...more, 'content-type', 'application/json', 'content-length', Buffer.byteLength(payload)]);
   res.end(payload);
 }
 
-export function sendError(res: ServerResponse, ctx: Pick<RequestContext, 'clientFormat'>, err: GatewayError): void {
-  const headers: Record<string, string | number> = {};
-  if (err.retryAfter !== undefined) headers['retry-after'] = err.retryAfter;
-  sendJson(res, err.status, errorBody(err, ctx.clientFormat), headers);
+export function sendError(res: ServerResponse, ctx: Pick<RequestContext, 'clientFormat'> & { head?: HeadList }, err: GatewayError): void {
+  sendJson(res, err.status, errorBody(err, ctx.clientFormat), ctx.head, err.retryAfter === undefined ? NONE : ['retry-after', err.retryAfter]);
 }
 
-export function addPluginHeaders(ctx: RequestContext, res: ServerResponse): void {
+/** Moves the headers plugins asked for (ctx.responseHeaders) into the answer's head; once, whatever the number of calls. */
+export function addPluginHeaders(ctx: RequestContext): void {
   const h = ctx.responseHeaders;
-  if (h) for (const name in h) res.setHeader(name, h[name]);
+  if (!h) return;
+  for (const name in h) ctx.head.push(name, h[name]);
+  ctx.responseHeaders = undefined;
 }

@@ -8,6 +8,7 @@ import { GatewayError, badRequest, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
 import { listen } from './listen-error.js';
 import { sendError, type Chain } from './chain.js';
+import type { HeadList } from './reply.js';
 import { BodyBudget, BodyReader } from './body.js';
 
 const API_ROUTES: Record<string, { method: string; route: Route }> = {
@@ -109,12 +110,14 @@ export class GatewayServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = newRequestId();
-    res.setHeader('x-request-id', id);
-    if (this.draining) res.setHeader('connection', 'close');
+    // The answer's headers so far; API answers write them with their head (reply.ts), pages get them set.
+    const head: HeadList = ['x-request-id', id];
+    const closeAfterAnswer = () => head.includes('connection') || head.push('connection', 'close');
+    if (this.draining) closeAfterAnswer();
     if (hostHeaders(req.rawHeaders) > 1) {
       // Node keeps the first Host, a proxy in front may route by the last: refuse the ambiguity (RFC 9112 3.2).
-      res.setHeader('connection', 'close');
-      return sendError(res, { clientFormat: clientFormatFor(undefined, req, '') }, badRequest('duplicate_host', 'The request has more than one Host header.'));
+      closeAfterAnswer();
+      return sendError(res, { clientFormat: clientFormatFor(undefined, req, ''), head }, badRequest('duplicate_host', 'The request has more than one Host header.'));
     }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -122,6 +125,7 @@ export class GatewayServer {
     const modelPath = path.length > MODEL_PATH.length && path.startsWith(MODEL_PATH) ? path.slice(MODEL_PATH.length) : undefined;
     const spec = modelPath === undefined ? API_ROUTES[path] : MODEL_ROUTE;
     if (!spec) {
+      for (let i = 0; i < head.length; i += 2) res.setHeader(head[i] as string, head[i + 1]);
       const read = req.method === 'GET' || req.method === 'HEAD';
       try {
         for (const page of this.deps.pages) if ((read || page.allMethods) && (await page(req, res, path))) return;
@@ -138,25 +142,24 @@ export class GatewayServer {
     const clientFormat = clientFormatFor(spec.route, req, path);
     if (req.method !== spec.method) {
       req.resume();
-      res.setHeader('allow', spec.method);
       return sendError(
         res,
-        { clientFormat },
+        { clientFormat, head: [...head, 'allow', spec.method] },
         new GatewayError(405, 'invalid_request_error', 'method_not_allowed', `${path} accepts ${spec.method} only.`),
       );
     }
 
-    const ctx = createContext({ id, route: spec.route, clientFormat, req, modelPath });
+    const ctx = createContext({ id, route: spec.route, clientFormat, req, modelPath, head });
     res.once('close', () => {
       if (!res.writableFinished) ctx.client.markGone();
     });
     // The body is read only once the header hooks (the key, its rate) admitted the request; until
     // it is read whole, an answer closes the connection (its unread rest must not be parsed as a request).
     const body = spec.method === 'POST' ? new BodyReader(req, this.deps.config().body_limit_bytes, this.bodies) : undefined;
-    if (body) res.setHeader('connection', 'close');
+    if (body) closeAfterAnswer();
     const readBody = body && (async () => {
       const raw = await body.read();
-      if (!this.draining) res.removeHeader('connection');
+      if (!this.draining) head.splice(head.indexOf('connection'), 2);
       return raw;
     });
     this.inFlight++;

@@ -101,11 +101,7 @@ export class StreamRelay {
         clearTimeout(commitTimer);
         ctx.offer = up.offer;
         ctx.status = 200;
-        res.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-          'x-service-listing': up.offer.listing,
-        });
+        res.writeHead(200, [...ctx.head, 'content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'x-service-listing', up.offer.listing]);
         ctx.firstByteAt = performance.now();
         const text = pending;
         pending = '';

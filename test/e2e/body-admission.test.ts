@@ -83,6 +83,19 @@ t.test('no key, a wrong key, a revoked key: 401 from the headers alone, the body
   }
 });
 
+t.test('a body read whole: its answer keeps the connection open, and the next request on it is served', async (t) => {
+  const c = new RawClient();
+  const body = paddedBody(200);
+  for (const n of [1, 2]) {
+    c.write(requestHead(`${auth()}content-length: ${body.length}\r\n`) + body);
+    const a = await c.answer();
+    t.equal(a.status, 200, `request ${n} on the connection`);
+    t.match(a.head, /connection: keep-alive/i, `request ${n}: the connection stays open`);
+    c.text = '';
+  }
+  c.sock.end();
+});
+
 t.test('max_buffered_bytes: past it new requests get 503 with Retry-After; the admitted one is served', async (t) => {
   gw.sim.clear();
   const first = new RawClient();
