@@ -112,11 +112,10 @@ export class GatewayServer {
     const id = newRequestId();
     // The answer's headers so far; API answers write them with their head (reply.ts), pages get them set.
     const head: HeadList = ['x-request-id', id];
-    const closeAfterAnswer = () => head.includes('connection') || head.push('connection', 'close');
-    if (this.draining) closeAfterAnswer();
+    if (this.draining) closeAfterAnswer(head);
     if (hostHeaders(req.rawHeaders) > 1) {
       // Node keeps the first Host, a proxy in front may route by the last: refuse the ambiguity (RFC 9112 3.2).
-      closeAfterAnswer();
+      closeAfterAnswer(head);
       return sendError(res, { clientFormat: clientFormatFor(undefined, req, ''), head }, badRequest('duplicate_host', 'The request has more than one Host header.'));
     }
     const url = req.url ?? '/';
@@ -156,7 +155,7 @@ export class GatewayServer {
     // The body is read only once the header hooks (the key, its rate) admitted the request; until
     // it is read whole, an answer closes the connection (its unread rest must not be parsed as a request).
     const body = spec.method === 'POST' ? new BodyReader(req, this.deps.config().body_limit_bytes, this.bodies) : undefined;
-    if (body) closeAfterAnswer();
+    if (body) closeAfterAnswer(head);
     const readBody = body && (async () => {
       const raw = await body.read();
       if (!this.draining) head.splice(head.indexOf('connection'), 2);
@@ -204,6 +203,11 @@ export class GatewayServer {
       };
     });
   }
+}
+
+/** The answer closes its connection (said once, however often asked). */
+function closeAfterAnswer(head: HeadList): void {
+  if (!head.includes('connection')) head.push('connection', 'close');
 }
 
 function hostHeaders(raw: string[]): number {
