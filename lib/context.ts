@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { GatewayError } from './errors.js';
 import type { Member } from './json-scan.js';
-import type { HeadList } from './reply.js';
+import { headFor, type HeadList } from './reply.js';
 import type { ModelConfig, ProviderConfig, SupportsConfig, WireFormat } from './config-types.js';
 
 export type Route = 'chat' | 'messages' | 'count_tokens' | 'models';
@@ -197,7 +197,7 @@ export function createContext(init: ContextInit): RequestContext {
     outputBudget: 0,
     attempts: [],
     state: {},
-    head: ['x-request-id', init.id],
+    head: headFor(init.id),
     ...init,
   };
 }

@@ -8,9 +8,12 @@ import { type GatewayError, errorBody } from './errors.js';
  * An answer's headers before its head is written: names and values in one flat list, written by one
  * writeHead. Through res.setHeader, Node validates and lowercases each name and keeps it in a
  * null-prototype (dictionary-mode) object, which writeHead then walks again: for the ten headers of
- * an answer with rate limits, 2.5 µs against 1.1 (in-process, the head built 200,000 times).
+ * an answer with rate limits, 2.4-3.0 µs against 1.1-1.4 (in-process, the head built 200,000 times).
  */
 export type HeadList = (string | number)[];
+
+/** A new answer's head: its request id, first. */
+export const headFor = (requestId: string): HeadList => ['x-request-id', requestId];
 
 const NONE: HeadList = [];
 

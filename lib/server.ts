@@ -8,7 +8,7 @@ import { GatewayError, badRequest, notFound } from './errors.js';
 import { newRequestId } from './request-id.js';
 import { listen } from './listen-error.js';
 import { sendError, type Chain } from './chain.js';
-import type { HeadList } from './reply.js';
+import { headFor, type HeadList } from './reply.js';
 import { BodyBudget, BodyReader } from './body.js';
 
 const API_ROUTES: Record<string, { method: string; route: Route }> = {
@@ -111,7 +111,7 @@ export class GatewayServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = newRequestId();
     // The answer's headers so far; API answers write them with their head (reply.ts), pages get them set.
-    const head: HeadList = ['x-request-id', id];
+    const head = headFor(id);
     if (this.draining) closeAfterAnswer(head);
     if (hostHeaders(req.rawHeaders) > 1) {
       // Node keeps the first Host, a proxy in front may route by the last: refuse the ambiguity (RFC 9112 3.2).

@@ -2,11 +2,12 @@
 // without JSON.parse. A same-format stream passes its events on as they came, so all the gateway
 // needs of such an event is that it is valid JSON, that it is output, and its text (for the output
 // estimate of a stream cut short); a converted one needs the text and, for messages, the block's
-// index: a pattern that only matches valid JSON of one exact shape tells all of it. Every other event, and every variant of this one the pattern does not foresee (another
-// key order, spacing, an extra field), is parsed as before. Measured: a messages text delta
-// recognized in 0.2 µs against 1.2-1.5 for JSON.parse, a chat one in 0.4 against 2.5; on the bench's
-// 20-chunk streams, parsing events took 7.0% of the main thread (messages) and 9.0% (chat) before,
-// 2.8% and 2.9% after (perf): the few events left are the ones that carry usage.
+// index: a pattern that only matches valid JSON of one exact shape tells all of it. Every other
+// event, and every variant of this one the pattern does not foresee (another key order, spacing,
+// an extra field), is parsed as before. Measured: a messages text delta recognized in 0.2 µs
+// against 1.2-1.5 for JSON.parse, a chat one in 0.4 against 2.5; on the bench's 20-chunk streams,
+// parsing events took 7.0% of the main thread (messages) and 9.0% (chat) before, 2.8% and 2.9%
+// after (perf): the few events left are the ones that carry usage.
 import type { WireFormat } from './config-types.js';
 
 export interface TextDelta {
