@@ -3,8 +3,11 @@ import type { Scenario } from './scenarios.js';
 import { streamPairs } from './scenarios.js';
 import type { ValidationFigures } from './validation.js';
 
-/** gateway-pg: billing on, PostgreSQL store, one node; gateway-pg-2: two such nodes, the load spread round-robin. */
-export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'gateway-quiet' | 'bare-proxy' | 'gateway-pg' | 'gateway-pg-2';
+/**
+ * gateway-pg: billing on, PostgreSQL store, one node; gateway-pg-2: two such nodes, the load spread
+ * round-robin; bare-proxy-2: two bare proxies spread the same way (the floor of that scaling).
+ */
+export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'gateway-quiet' | 'bare-proxy' | 'bare-proxy-2' | 'gateway-pg' | 'gateway-pg-2';
 
 export interface RunFigures {
   via: Via;
@@ -81,6 +84,7 @@ const VIA_LABEL: Record<Via, string> = {
   'gateway-billing-off': 'gw billing-off',
   'gateway-quiet': 'gw no metrics/log',
   'bare-proxy': 'bare proxy',
+  'bare-proxy-2': '2 bare proxies',
   'gateway-pg': 'gw postgres 1 node',
   'gateway-pg-2': 'gw postgres 2 nodes',
 };
@@ -350,6 +354,8 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
       worst(results, (sf) => paired(closed(sf, 'gateway-pg'), gw(sf, 'closed')), id, false), percent),
     check('PostgreSQL 2 nodes vs 1 node throughput (2 shared cores)', '>= 100%', 1, false,
       worst(results, (sf) => paired(closed(sf, 'gateway-pg-2'), closed(sf, 'gateway-pg')), id, false), percent),
+    // What one more process gains on these cores at all: the bare proxy's own scaling in the same run.
+    info('  2 bare proxies vs 1 throughput (the floor, same cores)', worst(results, (sf) => paired(closed(sf, 'bare-proxy-2'), closed(sf, 'bare-proxy')), id, false), percent),
     info('  PostgreSQL CPU per request, 1 node (non-stream)', worst(plain, (sf) => closed(sf, 'gateway-pg')?.cpuUsPerReq, id, true), us),
     // Different scenarios run at different times: their rounds do not pair up.
     check('converted vs passthrough stream throughput', '>= 80%', 0.8, false,

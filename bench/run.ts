@@ -117,6 +117,8 @@ interface Servers {
   quiet?: Child;
   quietApiKey?: string;
   bare?: Child;
+  /** A second bare proxy, started with PostgreSQL mode's two nodes: the two together are that scaling's floor. */
+  bare2?: Child;
   apiKey?: string;
   /** PostgreSQL mode: two gateway nodes on one database (the first alone is the one-node run), and their key. */
   pgNodes?: Child[];
@@ -129,7 +131,7 @@ interface Servers {
 const passOrder = <T>(items: T[], i: number): T[] => (i % 2 === 0 ? items : [...items].reverse());
 
 /** Runs against the simulator's own credentials: straight to it, or through the bare proxy. */
-const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy';
+const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy' || via === 'bare-proxy-2';
 
 /**
  * A scenario's load against one server: a warm-up, then measured runs whose answers are pooled
@@ -158,6 +160,7 @@ class ServerLoad {
       'gateway-billing-off': [servers.billingOff!],
       'gateway-quiet': [servers.quiet!],
       'bare-proxy': [servers.bare!],
+      'bare-proxy-2': [servers.bare!, servers.bare2!],
       'gateway-pg': pg.slice(0, 1),
       'gateway-pg-2': pg,
     }[via];
@@ -348,6 +351,8 @@ function sampleProblem(s: Scenario, via: Via, warm: LoadResult): string | undefi
 function viasOf(servers: Servers, s: Scenario): Via[] {
   const vias: Via[] = ['direct'];
   if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
+  // Beside the one bare proxy (their rounds pair up); closed loop only (see runScenario).
+  if (servers.bare2 && servers.pgNodes && s.client === s.upstream) vias.push('bare-proxy-2');
   if (servers.billingOff) vias.push('gateway-billing-off');
   // Metrics and the request log cost the same whatever the conversion: measured on the passthrough scenarios.
   if (servers.quiet && s.client === s.upstream) vias.push('gateway-quiet');
@@ -394,7 +399,9 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
     for (const via of passOrder(vias, i)) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
   }
   for (const via of vias) runs.push(medianRun(rounds.get(via)!));
-  for (const rate of o.rates) runs.push(...(await measureOpen(o, servers, s, vias, rate, o.rounds)));
+  // Two bare proxies answer for throughput only (the scaling of the two PostgreSQL nodes).
+  const openVias = vias.filter((via) => via !== 'bare-proxy-2');
+  for (const rate of o.rates) runs.push(...(await measureOpen(o, servers, s, openVias, rate, o.rounds)));
   return { scenario: s, runs };
 }
 
@@ -432,7 +439,8 @@ async function optionalStep<T>(what: string, step: () => Promise<T>, untested: s
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
-  const runsPerScenario = (s: Scenario) => (s.client === s.upstream ? (o.postgres ? 6 : 4) : 3) * (o.rounds + o.rates.length);
+  // With PostgreSQL, two bare proxies run closed rounds too.
+  const runsPerScenario = (s: Scenario) => (s.client === s.upstream ? (o.postgres ? 6 : 4) * (o.rounds + o.rates.length) + (o.postgres ? o.rounds : 0) : 3 * (o.rounds + o.rates.length));
   const estimateS = ((o.durationMs + o.warmupMs) / 1000) * o.scenarios.reduce((n, s) => n + runsPerScenario(s), 0);
   process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
 
@@ -495,9 +503,10 @@ async function main(): Promise<void> {
           startupRss[name] = peakRssMb(node.pid);
         }
         if (nodes.length === 2) servers.pgNodes = nodes;
+        if (nodes.length === 2 && servers.bare) servers.bare2 = await optionalStep('a second bare proxy (the floor of two nodes)', () => startBareProxyProcess(sim.url, {}, 'bare-proxy-b'), untested);
       }
     }
-    for (const c of [servers.gateway, servers.billingOff, servers.quiet, servers.bare]) {
+    for (const c of [servers.gateway, servers.billingOff, servers.quiet, servers.bare, servers.bare2]) {
       if (!c) continue;
       children.push(c);
       startupRss[c.name] = peakRssMb(c.pid);

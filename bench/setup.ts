@@ -85,9 +85,9 @@ export function startSimulatorProcess(): Promise<Child> {
 }
 
 /** The bare node:http pass-through proxy (bare-proxy.ts) in front of the simulator. */
-export function startBareProxyProcess(simUrl: string, opts: ChildOptions = {}): Promise<Child> {
+export function startBareProxyProcess(simUrl: string, opts: ChildOptions = {}, name = 'bare-proxy'): Promise<Child> {
   const script = join(dirname(fileURLToPath(import.meta.url)), 'bare-proxy.js');
-  return startChild('bare-proxy', [simUrl], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], { script, ...opts });
+  return startChild(name, [simUrl], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], { script, ...opts });
 }
 
 /** Node flags and a stdout reader for one child (startChild). */
