@@ -439,8 +439,9 @@ async function optionalStep<T>(what: string, step: () => Promise<T>, untested: s
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
-  // With PostgreSQL, two bare proxies run closed rounds too.
-  const runsPerScenario = (s: Scenario) => (s.client === s.upstream ? (o.postgres ? 6 : 4) * (o.rounds + o.rates.length) + (o.postgres ? o.rounds : 0) : 3 * (o.rounds + o.rates.length));
+  const passes = o.rounds + o.rates.length;
+  // With PostgreSQL mode, two bare proxies run the closed rounds too.
+  const runsPerScenario = (s: Scenario) => (s.client !== s.upstream ? 3 * passes : o.postgres ? 6 * passes + o.rounds : 4 * passes);
   const estimateS = ((o.durationMs + o.warmupMs) / 1000) * o.scenarios.reduce((n, s) => n + runsPerScenario(s), 0);
   process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
 
