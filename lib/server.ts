@@ -158,7 +158,7 @@ export class GatewayServer {
     if (body) closeAfterAnswer(head);
     const readBody = body && (async () => {
       const raw = await body.read();
-      if (!this.draining) head.splice(head.indexOf('connection'), 2);
+      if (!this.draining) keepAliveAfterAnswer(head);
       return raw;
     });
     this.inFlight++;
@@ -205,9 +205,21 @@ export class GatewayServer {
   }
 }
 
+/** Where `name` is among the head's names (even places: a value never matches), or -1. */
+function nameAt(head: HeadList, name: string): number {
+  for (let i = 0; i < head.length; i += 2) if (head[i] === name) return i;
+  return -1;
+}
+
 /** The answer closes its connection (said once, however often asked). */
 function closeAfterAnswer(head: HeadList): void {
-  if (!head.includes('connection')) head.push('connection', 'close');
+  if (nameAt(head, 'connection') === -1) head.push('connection', 'close');
+}
+
+/** Takes back closeAfterAnswer; a head without it is left as it is (splice(-1, 2) would cut its last value). */
+function keepAliveAfterAnswer(head: HeadList): void {
+  const at = nameAt(head, 'connection');
+  if (at !== -1) head.splice(at, 2);
 }
 
 function hostHeaders(raw: string[]): number {
