@@ -7,7 +7,8 @@
 // and the totals are read from the dump. Every thread of the process is counted (the SQLite writer,
 // V8's GC helpers), the load generator and the simulator are not.
 //   npm run build && node dist/bench/instructions.js [base|bare|log-off|metrics|...] [count=2000] [scenario=chat-chat-json] [concurrency=8]
-// Variants: comma-separated words; `bare` is the bare proxy, the others change the gateway's config:
+// Variants: comma-separated words; `bare` is the bare proxy, `floor` the floor proxy (floor-proxy.ts:
+// the gateway's transport and both bodies parsed, nothing else), the others change the gateway's config:
 // `log-off` (no request log), `metrics` (a metrics listener), `billing-off` (the bench's gateway without auth and billing),
 // `postgres` (PostgreSQL mode, one node, on a fresh database at GATEWAY_BENCH_POSTGRES, dropped after).
 import http from 'node:http';
@@ -29,7 +30,13 @@ const scenario = scenarios.find((s) => s.id === (process.argv[4] ?? 'chat-chat-j
 const concurrency = Number(process.argv[5] ?? 8);
 const warmup = Number(process.env.INSTRUCTIONS_WARMUP ?? 30_000);
 // E.g. --perf-basic-prof, so that /tmp/perf-PID.map names the JIT code's addresses in the dump.
-const nodeFlags = (process.env.INSTRUCTIONS_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+// --no-concurrent-recompilation: TurboFan compiles on the main thread, when a function turns hot.
+// Valgrind runs one thread at a time, which starved V8's background compiler threads: after 30,000
+// requests of warm-up the counted window still ran baseline code (the generic LoadIC builtin
+// 27,900 instructions a request on the main thread; 11,700 with the flag) and those threads were
+// still compiling in it (the whole process 1.17 to 1.20 million instructions a request; 0.68 to
+// 0.69 million with the flag), work that a run outside valgrind has finished after its warm-up.
+const nodeFlags = ['--no-concurrent-recompilation', ...(process.env.INSTRUCTIONS_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
 // INSTRUCTIONS_TOP=N: the main thread's N costliest functions too, JIT code named (--perf-basic-prof).
 const top = Number(process.env.INSTRUCTIONS_TOP ?? 0);
 if (top > 0 && !nodeFlags.includes('--perf-basic-prof')) nodeFlags.push('--perf-basic-prof');
@@ -43,8 +50,8 @@ try {
   sim = await startSimulatorProcess();
   let args: string[];
   let key = 'none';
-  if (variant.has('bare')) {
-    args = [join(dirname(fileURLToPath(import.meta.url)), 'bare-proxy.js'), sim.url];
+  if (variant.has('bare') || variant.has('floor')) {
+    args = [join(dirname(fileURLToPath(import.meta.url)), variant.has('bare') ? 'bare-proxy.js' : 'floor-proxy.js'), sim.url];
   } else {
     let storage: string | { postgres: string } = join(dir, 'gw.db');
     if (variant.has('postgres')) {
