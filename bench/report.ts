@@ -5,9 +5,10 @@ import type { ValidationFigures } from './validation.js';
 
 /**
  * gateway-pg: billing on, PostgreSQL store, one node; gateway-pg-2: two such nodes, the load spread
- * round-robin; bare-proxy-2: two bare proxies spread the same way (the floor of that scaling).
+ * round-robin; bare-proxy-2: two bare proxies spread the same way (the floor of that scaling);
+ * floor-proxy: the gateway's transport and JSON bodies, nothing else (floor-proxy.ts).
  */
-export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'gateway-quiet' | 'bare-proxy' | 'bare-proxy-2' | 'gateway-pg' | 'gateway-pg-2';
+export type Via = 'direct' | 'gateway' | 'gateway-billing-off' | 'gateway-quiet' | 'bare-proxy' | 'bare-proxy-2' | 'floor-proxy' | 'gateway-pg' | 'gateway-pg-2';
 
 export interface RunFigures {
   via: Via;
@@ -85,6 +86,7 @@ const VIA_LABEL: Record<Via, string> = {
   'gateway-quiet': 'gw no metrics/log',
   'bare-proxy': 'bare proxy',
   'bare-proxy-2': '2 bare proxies',
+  'floor-proxy': 'floor proxy',
   'gateway-pg': 'gw postgres 1 node',
   'gateway-pg-2': 'gw postgres 2 nodes',
 };
@@ -322,6 +324,8 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     // Billing off tells billing's share of a CPU miss from the core's.
     info('  billing off, non-stream', worst(plain, (sf) => vsBare(sf, 'roundCpuUsPerReq', 'gateway-billing-off'), id, true), times, us),
     info('  billing off, streams', worst(streams, (sf) => vsBare(sf, 'roundCpuUsPerReq', 'gateway-billing-off'), id, true), times, us),
+    // What the proxy library and the two JSON bodies cost any gateway built like this one; the rest is the gateway's own.
+    info('  floor proxy (its transport, both bodies parsed), non-stream', worst(plain, (sf) => vsBare(sf, 'roundCpuUsPerReq', 'floor-proxy'), id, true), times, us),
     // At saturation the faster bare proxy serves more requests per event-loop turn and finds its
     // peers' sockets busy more often (fewer wake-ups); at one offered load both pay the same way.
     info(`  both at ${atRate} req/s, non-stream`, worst(plain, vsBareAtRate, id, true), times, us),

@@ -27,6 +27,7 @@ import {
   createBenchKey,
   gatewayConfig,
   startBareProxyProcess,
+  startFloorProxyProcess,
   startGatewayProcess,
   startSimulatorProcess,
   writeConfig,
@@ -119,6 +120,8 @@ interface Servers {
   bare?: Child;
   /** A second bare proxy, started with PostgreSQL mode's two nodes: the two together are that scaling's floor. */
   bare2?: Child;
+  /** The floor proxy (floor-proxy.ts): non-stream passthrough scenarios, closed loop. */
+  floor?: Child;
   apiKey?: string;
   /** PostgreSQL mode: two gateway nodes on one database (the first alone is the one-node run), and their key. */
   pgNodes?: Child[];
@@ -131,7 +134,7 @@ interface Servers {
 const passOrder = <T>(items: T[], i: number): T[] => (i % 2 === 0 ? items : [...items].reverse());
 
 /** Runs against the simulator's own credentials: straight to it, or through the bare proxy. */
-const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy' || via === 'bare-proxy-2';
+const upstreamDirect = (via: Via) => via === 'direct' || via === 'bare-proxy' || via === 'bare-proxy-2' || via === 'floor-proxy';
 
 /**
  * A scenario's load against one server: a warm-up, then measured runs whose answers are pooled
@@ -161,6 +164,7 @@ class ServerLoad {
       'gateway-quiet': [servers.quiet!],
       'bare-proxy': [servers.bare!],
       'bare-proxy-2': [servers.bare!, servers.bare2!],
+      'floor-proxy': [servers.floor!],
       'gateway-pg': pg.slice(0, 1),
       'gateway-pg-2': pg,
     }[via];
@@ -353,6 +357,8 @@ function viasOf(servers: Servers, s: Scenario): Via[] {
   if (servers.bare && s.client === s.upstream) vias.push('bare-proxy');
   // Beside the one bare proxy (their rounds pair up); closed loop only (see runScenario).
   if (servers.bare2 && servers.pgNodes && s.client === s.upstream) vias.push('bare-proxy-2');
+  // It answers whole JSON answers only; closed loop only (see runScenario).
+  if (servers.floor && s.client === s.upstream && !s.stream) vias.push('floor-proxy');
   if (servers.billingOff) vias.push('gateway-billing-off');
   // Metrics and the request log cost the same whatever the conversion: measured on the passthrough scenarios.
   if (servers.quiet && s.client === s.upstream) vias.push('gateway-quiet');
@@ -399,8 +405,8 @@ async function runScenario(o: Options, servers: Servers, s: Scenario): Promise<S
     for (const via of passOrder(vias, i)) rounds.get(via)!.push(await measure(o, servers, s, via, closed));
   }
   for (const via of vias) runs.push(medianRun(rounds.get(via)!));
-  // Two bare proxies answer for throughput only (the scaling of the two PostgreSQL nodes).
-  const openVias = vias.filter((via) => via !== 'bare-proxy-2');
+  // Two bare proxies answer for throughput only (the scaling of the two PostgreSQL nodes), the floor proxy for CPU.
+  const openVias = vias.filter((via) => via !== 'bare-proxy-2' && via !== 'floor-proxy');
   for (const rate of o.rates) runs.push(...(await measureOpen(o, servers, s, openVias, rate, o.rounds)));
   return { scenario: s, runs };
 }
@@ -440,8 +446,9 @@ async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
   const passes = o.rounds + o.rates.length;
-  // With PostgreSQL mode, two bare proxies run the closed rounds too.
-  const runsPerScenario = (s: Scenario) => (s.client !== s.upstream ? 3 * passes : o.postgres ? 6 * passes + o.rounds : 4 * passes);
+  // With PostgreSQL mode, two bare proxies run the closed rounds too; on plain passthrough, the floor proxy.
+  const floorRounds = (s: Scenario) => (s.stream ? 0 : o.rounds);
+  const runsPerScenario = (s: Scenario) => (s.client !== s.upstream ? 3 * passes : (o.postgres ? 6 * passes + o.rounds : 4 * passes) + floorRounds(s));
   const estimateS = ((o.durationMs + o.warmupMs) / 1000) * o.scenarios.reduce((n, s) => n + runsPerScenario(s), 0);
   process.stderr.write(`bench: ${o.scenarios.length} scenarios, about ${Math.ceil(estimateS / 10) * 10} s of load\n`);
 
@@ -483,6 +490,7 @@ async function main(): Promise<void> {
     servers.quietApiKey = await optionalStep('account and key setup for the gateway without metrics and request log', () => createBenchKey(quietConfig), untested);
     if (servers.quietApiKey) servers.quiet = await optionalStep('gateway (metrics and request log off)', () => startGatewayProcess('gateway-quiet', quietConfig), untested);
     servers.bare = await optionalStep('bare node:http proxy (the reference)', () => startBareProxyProcess(sim.url), untested);
+    servers.floor = await optionalStep('floor proxy (the transport and both bodies)', () => startFloorProxyProcess(sim.url), untested);
     if (o.postgres) {
       const db = await createBenchDatabase();
       if (typeof db === 'string') {
@@ -507,7 +515,7 @@ async function main(): Promise<void> {
         if (nodes.length === 2 && servers.bare) servers.bare2 = await optionalStep('a second bare proxy (the floor of two nodes)', () => startBareProxyProcess(sim.url, {}, 'bare-proxy-b'), untested);
       }
     }
-    for (const c of [servers.gateway, servers.billingOff, servers.quiet, servers.bare, servers.bare2]) {
+    for (const c of [servers.gateway, servers.billingOff, servers.quiet, servers.bare, servers.bare2, servers.floor]) {
       if (!c) continue;
       children.push(c);
       startupRss[c.name] = peakRssMb(c.pid);

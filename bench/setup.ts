@@ -2,9 +2,9 @@
 // simulator process, and an account with credit and an API key made with the operator CLI.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { packageRoot } from '../lib/package-root.js';
 import { gatewayBin, startChild, type Child } from './procs.js';
 import { MODEL_BY_UPSTREAM, PROVIDER_BY_FORMAT } from './scenarios.js';
 
@@ -80,14 +80,26 @@ export async function createBenchKey(configFile: string): Promise<string> {
   return secret;
 }
 
+/** The URL that the simulator and the proxy scripts print as their first line. */
+const urlLine = (line: string) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1];
+
 export function startSimulatorProcess(): Promise<Child> {
-  return startChild('simulator', ['simulate', '--port', '0', '--host', '127.0.0.1'], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1]);
+  return startChild('simulator', ['simulate', '--port', '0', '--host', '127.0.0.1'], urlLine);
+}
+
+/** One of the bench's proxy scripts (compiled, in dist/bench, whether this module runs from there or from a test) in front of the simulator. */
+function startProxyScript(file: string, name: string, simUrl: string, opts: ChildOptions = {}): Promise<Child> {
+  return startChild(name, [simUrl], urlLine, { script: join(packageRoot(), 'dist', 'bench', file), ...opts });
 }
 
 /** The bare node:http pass-through proxy (bare-proxy.ts) in front of the simulator. */
 export function startBareProxyProcess(simUrl: string, opts: ChildOptions = {}, name = 'bare-proxy'): Promise<Child> {
-  const script = join(dirname(fileURLToPath(import.meta.url)), 'bare-proxy.js');
-  return startChild(name, [simUrl], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], { script, ...opts });
+  return startProxyScript('bare-proxy.js', name, simUrl, opts);
+}
+
+/** The floor proxy (floor-proxy.ts) in front of the simulator. */
+export function startFloorProxyProcess(simUrl: string): Promise<Child> {
+  return startProxyScript('floor-proxy.js', 'floor-proxy', simUrl);
 }
 
 /** Node flags and a stdout reader for one child (startChild). */

@@ -3,14 +3,12 @@
 import t from 'tap';
 import OpenAI from 'openai';
 import { startSimulator } from '../../lib/simulator/index.js';
-import { startChild } from '../../bench/procs.js';
+import { startFloorProxyProcess } from '../../bench/setup.js';
 
 const KEY = 'sk-upstream-test';
 const sim = await startSimulator({ apiKey: KEY });
 t.teardown(() => sim.close());
-const floor = await startChild('floor-proxy', [sim.url], (line) => /^(http:\/\/\S+)$/.exec(line.trim())?.[1], {
-  script: new URL('../../dist/bench/floor-proxy.js', import.meta.url).pathname,
-});
+const floor = await startFloorProxyProcess(sim.url);
 t.teardown(() => floor.stop());
 
 t.test('a chat answer comes back whole, with the upstream key the client sent', async (t) => {

@@ -102,6 +102,15 @@ t.test("CPU per request with both at the open loop's rate, beside the saturated 
   t.match((await coreTargets(good))('  both at 1000 req/s, non-stream'), { measured: 'not measured' }, 'no open-loop CPU, no figure');
 });
 
+t.test("the floor proxy's CPU per request against the bare proxy's, under the CPU target: shown, not judged", async (t) => {
+  const { checkTargets } = await import('../../bench/report.js');
+  const { scenarios } = await import('../../bench/scenarios.js');
+  const floor: Side = { req: [900, 900, 900, 900], cpu: [115, 120, 110, 125], p50: 1.3, p99: 3.0, ttfb: 0.7 };
+  const targets = checkTargets([{ scenario: scenarios[0], runs: runsOf({ direct, 'bare-proxy': bare, gateway: good, 'floor-proxy': floor }) }], [], 1000);
+  t.match(targets.find((x) => x.name.startsWith('  floor proxy')), { gateway: '115 µs', bare: '100 µs', measured: '1.20x', spread: '1.10x–1.25x', worst: 'chat-chat-json', pass: undefined });
+  t.match((await coreTargets(good))('  floor proxy'), { measured: 'not measured' }, 'no floor proxy run, no figure');
+});
+
 t.test("saturated throughput: at least 0.5x the bare proxy's, the median of the rounds' ratios", async (t) => {
   t.match((await coreTargets(good))('saturated throughput'),
     { gateway: '600 req/s', bare: '1000 req/s', measured: '0.50x', goal: '>= 0.50x', spread: '0.45x–0.60x', pass: true });
