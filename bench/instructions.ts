@@ -15,10 +15,9 @@ import http from 'node:http';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { keepAliveAgent, type Target } from './load.js';
-import { BILLING_OFF_PLUGINS, createBenchKey, gatewayConfig, startSimulatorProcess, writeConfig } from './setup.js';
+import { BILLING_OFF_PLUGINS, benchScript, createBenchKey, gatewayConfig, startSimulatorProcess, writeConfig } from './setup.js';
 import { requestTarget, scenarios } from './scenarios.js';
 import { gatewayBin, type Child } from './procs.js';
 import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
@@ -51,7 +50,7 @@ try {
   let args: string[];
   let key = 'none';
   if (variant.has('bare') || variant.has('floor')) {
-    args = [join(dirname(fileURLToPath(import.meta.url)), variant.has('bare') ? 'bare-proxy.js' : 'floor-proxy.js'), sim.url];
+    args = [benchScript(variant.has('bare') ? 'bare-proxy.js' : 'floor-proxy.js'), sim.url];
   } else {
     let storage: string | { postgres: string } = join(dir, 'gw.db');
     if (variant.has('postgres')) {

@@ -87,9 +87,12 @@ export function startSimulatorProcess(): Promise<Child> {
   return startChild('simulator', ['simulate', '--port', '0', '--host', '127.0.0.1'], urlLine);
 }
 
-/** One of the bench's proxy scripts (compiled, in dist/bench, whether this module runs from there or from a test) in front of the simulator. */
+/** A bench script's compiled file (dist/bench), whether the caller runs from there or is a test running the TS source. */
+export const benchScript = (file: string) => join(packageRoot(), 'dist', 'bench', file);
+
+/** One of the bench's proxy scripts in front of the simulator. */
 function startProxyScript(file: string, name: string, simUrl: string, opts: ChildOptions = {}): Promise<Child> {
-  return startChild(name, [simUrl], urlLine, { script: join(packageRoot(), 'dist', 'bench', file), ...opts });
+  return startChild(name, [simUrl], urlLine, { script: benchScript(file), ...opts });
 }
 
 /** The bare node:http pass-through proxy (bare-proxy.ts) in front of the simulator. */
