@@ -21,7 +21,7 @@ import { BILLING_OFF_PLUGINS, benchScript, createBenchKey, gatewayConfig, startS
 import { requestTarget, scenarios } from './scenarios.js';
 import { gatewayBin, type Child } from './procs.js';
 import { createBenchDatabase, type BenchDatabase } from './postgres-db.js';
-import { topFunctions } from './callgrind-functions.js';
+import { compilerInstructions, topFunctions } from './callgrind-functions.js';
 
 const variant = new Set((process.argv[2] ?? 'base').split(','));
 const count = Number(process.argv[3] ?? 2000);
@@ -81,6 +81,12 @@ try {
   process.stdout.write(`${[...variant].join(',')}, ${scenario.id}, ${count} requests at ${concurrency} in flight, per request:\n`);
   process.stdout.write(`  event  process  main thread\n`);
   for (const event of totals.all.keys()) process.stdout.write(`  ${event.padEnd(5)} ${per(totals.all, event)} ${per(totals.main, event)}\n`);
+  // V8 compiling in the window: part of Ir above, and what moves it most between runs (compilerInstructions).
+  const compilingMain = compilerInstructions(totals.mainFile);
+  const compilingAll = totals.files.reduce((sum, f) => sum + (f === totals.mainFile ? compilingMain : compilerInstructions(f)), 0);
+  const perCount = (n: number) => (n / count).toFixed(0).padStart(9);
+  process.stdout.write(`  of Ir, V8 compiling    ${perCount(compilingAll)} ${perCount(compilingMain)}\n`);
+  process.stdout.write(`  Ir without compiling   ${perCount(totals.all.get('Ir')! - compilingAll)} ${perCount(totals.main.get('Ir')! - compilingMain)}\n`);
   if (top > 0) {
     process.stdout.write(`main thread, self instructions per request, top ${top}:\n`);
     const map = `/tmp/perf-${proc.pid}.map`;
@@ -108,22 +114,23 @@ function callgrind(...args: string[]): void {
  * The event names and sums of the dump: the process's, and the main thread's (thread 1, the event
  * loop). With --separate-threads each thread has a file of its own (cg.PID.DUMP-THREAD).
  */
-function readTotals(dir: string): { all: Map<string, number>; main: Map<string, number>; mainFile: string } {
+function readTotals(dir: string): { all: Map<string, number>; main: Map<string, number>; mainFile: string; files: string[] } {
   const all = new Map<string, number>();
   let main = new Map<string, number>();
   let mainFile = '';
-  for (const f of readdirSync(dir).filter((f) => /^cg\.\d+\.\d+-\d+$/.test(f))) {
-    const text = readFileSync(join(dir, f), 'utf8');
+  const files = readdirSync(dir).filter((f) => /^cg\.\d+\.\d+-\d+$/.test(f)).map((f) => join(dir, f));
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
     const events = /^events: (.*)$/m.exec(text)![1].split(' ');
     const sums = /^summary: (.*)$/m.exec(text)![1].split(' ').map(Number);
     const totals = new Map(events.map((e, i) => [e, sums[i] ?? 0]));
     for (const [e, v] of totals) all.set(e, (all.get(e) ?? 0) + v);
-    if (f.endsWith('-01')) {
+    if (file.endsWith('-01')) {
       main = totals;
-      mainFile = join(dir, f);
+      mainFile = file;
     }
   }
-  return { all, main, mainFile };
+  return { all, main, mainFile, files };
 }
 
 /** Resolves with the URL the child announces (the gateway's JSON line, the bare proxy's first line). */
