@@ -1,8 +1,8 @@
 // Remembered token counts of texts (the estimator's cache). A Map keyed by the text itself makes V8
 // hash the whole text on every lookup, and a freshly parsed string has no hash yet: ~10
 // instructions a character, 150 µs for a 100 KB conversation resent, where JSON.parse took 35-50.
-// Here a text is found by a fingerprint of its length, its first characters and up to 64 sampled
-// across it, then confirmed by comparing it whole with the remembered text (memcmp speed), so a hit is exact: a count
+// Here a text is found by a fingerprint of its length, its first characters and some sampled across
+// it (a Reading), then confirmed by comparing it whole with the remembered text (memcmp speed), so a hit is exact: a count
 // is never another text's, whatever a client sends (the hold is built from it). Texts made from one
 // template (tool definitions, say) often share a fingerprint: the first keeps the slot, the others
 // ("twins") are remembered by their whole text, as before, so they cost the hash but never a recount.
@@ -10,18 +10,30 @@ import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 /**
- * Characters sampled: one in 16, at most 64. With 64 for every text, a short one (most messages: a
- * few hundred characters) took as many samples as a long one, and the fingerprints were half of
- * the estimate of the bench's request (four texts of 286 to 773 characters: 1.5-1.6 µs in a loop,
- * 0.8-0.9 sampled this way).
+ * How a fingerprint reads a text: its first `head` characters whole (texts made from one template
+ * differ early: a tool definition in its name, which comes after `{"type":"function","function":{"name":`),
+ * then one character in `every` across the rest, at most `samples`.
  */
-const MAX_SAMPLES = 64;
-const CHARS_PER_SAMPLE = 16;
+export interface Reading {
+  head: number;
+  every: number;
+  samples: number;
+}
+
 /**
- * Characters at the start mixed in whole: tool definitions made from one template differ in their
- * name, which comes first ({"type":"function","function":{"name":…).
+ * Tool definitions (the tools' counts): the head reaches the name. One in 16, at most 64: with 64 for
+ * every text, a short one took as many samples as a long one (the bench's four texts of 286 to 773
+ * characters: 1.5-1.6 µs in a loop, 0.8-0.9 sampled this way).
  */
-const HEAD = 48;
+export const TOOL_READING: Reading = { head: 48, every: 16, samples: 64 };
+
+/**
+ * Conversation texts (messages, system prompts): no template shares their head, so a few characters
+ * of it do. Texts of one length that agree on every character read become twins (remembered by their
+ * whole text): a near-copy costs the hash, never a wrong count. On the bench's request, 48 + 64 cost
+ * 10,400 instructions (callgrind), the estimator's largest part.
+ */
+export const TEXT_READING: Reading = { head: 8, every: 32, samples: 16 };
 
 interface Entry {
   text: string;
@@ -38,12 +50,12 @@ const SEED = random.readInt32LE(0);
 const PHASE = random.readUInt32LE(4) / 2 ** 32;
 
 /** A 30-bit fingerprint of the length, the head and samples across the text (a small integer: V8 hashes it without looking at the text). */
-export function fingerprint(text: string): number {
+export function fingerprint(text: string, { head, every, samples: most }: Reading = TOOL_READING): number {
   const n = text.length;
-  const samples = Math.min(MAX_SAMPLES, Math.floor(n / CHARS_PER_SAMPLE));
+  const samples = Math.min(most, Math.floor(n / every));
   const stride = samples === 0 ? 0 : Math.floor(n / samples);
   let h = Math.imul(n ^ SEED, 0x9e3779b1);
-  for (let i = 0; i < HEAD && i < n; i++) {
+  for (let i = 0; i < head && i < n; i++) {
     h = Math.imul(h ^ text.charCodeAt(i), 0x85ebca6b);
     h ^= h >>> 15;
   }
@@ -58,8 +70,8 @@ export class TextCounts {
   /** By fingerprint, the text holding it and its count; by text, a twin's count. One LRU, one bound. */
   private readonly remembered: LRUCache<number | string, Entry | number>;
 
-  /** `maxChars`: the texts remembered, in characters, at most. `print`: fingerprint (tests force collisions). */
-  constructor(maxChars: number, private readonly print: (text: string) => number = fingerprint) {
+  /** `maxChars`: the texts remembered, in characters, at most. `print`: a fingerprint (tests force collisions). */
+  constructor(maxChars: number, private readonly print: (text: string) => number) {
     this.remembered = new LRUCache<number | string, Entry | number>({
       maxSize: maxChars,
       sizeCalculation: (value, key) => (typeof value === 'number' ? (key as string).length : value.text.length),

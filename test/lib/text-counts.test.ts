@@ -1,7 +1,7 @@
 // The estimator's remembered counts: found by a sampled fingerprint, but a count is only ever
 // returned for the very text it was counted for, whatever shares its fingerprint.
 import t from 'tap';
-import { fingerprint, TextCounts } from '../../lib/text-counts.js';
+import { TEXT_READING, fingerprint, TextCounts } from '../../lib/text-counts.js';
 import { bpeCharsTokenized, countTextTokens, estimateInputTokens } from '../../lib/tokens.js';
 
 const LONG = 'The quick brown fox jumps over the lazy dog. '.repeat(40);
@@ -9,7 +9,7 @@ const LONG = 'The quick brown fox jumps over the lazy dog. '.repeat(40);
 const fresh = (s: string) => JSON.parse(JSON.stringify(s)) as string;
 
 t.test('a text is found again by its content, not its string object', async (t) => {
-  const counts = new TextCounts(1e6);
+  const counts = new TextCounts(1e6, fingerprint);
   counts.set(LONG, 7);
   t.equal(counts.get(fresh(LONG)), 7);
   t.equal(counts.get(LONG.slice(1) + 'x'), undefined, 'another text of the same length');
@@ -48,6 +48,14 @@ t.test('the fingerprint depends on the length and on characters across the text'
   const head = 'x'.repeat(48);
   for (const length of [64, 300, 1000]) {
     t.not(fingerprint(head + 'a'.repeat(length - 48)), fingerprint(head + 'b'.repeat(length - 48)), `${length} characters`);
+  }
+  // Conversation texts: a shorter head, fewer samples, the same discernment of texts that differ across.
+  const text = (s: string) => fingerprint(s, TEXT_READING);
+  t.not(text(LONG), text(LONG + ' '));
+  t.not(text('a'.repeat(1000)), text('b'.repeat(1000)));
+  t.equal(text(sameEverywhere), text(fresh(sameEverywhere)));
+  for (const length of [64, 300, 1000]) {
+    t.not(text(head.slice(0, 8) + 'a'.repeat(length - 8)), text(head.slice(0, 8) + 'b'.repeat(length - 8)), `${length} characters, read as a conversation text`);
   }
 });
 
