@@ -80,7 +80,11 @@ const COMPILER_ENTRY = /v8::internal::(Runtime_Compile\w*|baseline::BaselineBatc
  * The count without them is the steady state's, and far steadier from run to run.
  */
 export function compilerInstructions(dump: string): number {
-  const annotated = execFileSync('callgrind_annotate', ['--show=Ir', '--inclusive=yes', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  return compilingIn(execFileSync('callgrind_annotate', ['--show=Ir', '--inclusive=yes', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+}
+
+/** From callgrind_annotate's inclusive costs (`--show=Ir --inclusive=yes`). */
+export function compilingIn(annotated: string): number {
   let sum = 0;
   for (const line of annotated.split('\n')) {
     const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);

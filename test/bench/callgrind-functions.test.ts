@@ -1,7 +1,7 @@
 // The instruction counter's function list: callgrind_annotate's lines parsed, generated code named
 // from V8's perf map, code objects under one name added up.
 import t from 'tap';
-import { costliest } from '../../bench/callgrind-functions.js';
+import { compilingIn, costliest } from '../../bench/callgrind-functions.js';
 
 // As `callgrind_annotate --show=Ir --inclusive=no` prints them (2 requests counted).
 const annotated = `--------------------------------------------------------------------------------
@@ -42,4 +42,23 @@ t.test('top limits the list; without a map, addresses stay unnamed', async (t) =
     { name: 'JIT code (not in the perf map)', perRequest: 500 },
     { name: 'Builtins_KeyedLoadIC_Megamorphic', perRequest: 400 },
   ]);
+});
+
+t.test("V8's compiling: its entry points' inclusive costs, not what they call", async (t) => {
+  // As callgrind_annotate --show=Ir --inclusive=yes prints them: runtime entries into V8's compilers, the
+  // functions they call (not added again), and a runtime function that compiles nothing.
+  const inclusive = `--------------------------------------------------------------------------------
+Ir                   file:function
+--------------------------------------------------------------------------------
+5,000 (100.0%)  ???:Builtins_CEntry_Return1_ArgvOnStack_NoBuiltinExit [/usr/bin/node]
+1,500 (30.00%)  ???:v8::internal::Runtime_CompileOptimized(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]
+1,499 (29.98%)  ???:v8::internal::Compiler::CompileOptimized(v8::internal::Isolate*, v8::internal::Handle<v8::internal::JSFunction>, v8::internal::ConcurrencyMode, v8::internal::CodeKind) [/usr/bin/node]
+  900 (18.00%)  ???:v8::internal::compiler::GraphReducer::ReduceTop() [/usr/bin/node]
+  200 ( 4.00%)  ???:v8::internal::Runtime_CompileLazy(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]
+   75 ( 1.50%)  ???:v8::internal::baseline::BaselineBatchCompiler::EnqueueFunction(v8::internal::Handle<v8::internal::JSFunction>) [/usr/bin/node]
+   70 ( 1.40%)  ???:v8::internal::baseline::BaselineBatchCompiler::CompileBatch(v8::internal::Handle<v8::internal::JSFunction>) [/usr/bin/node]
+   50 ( 1.00%)  ???:v8::internal::Runtime_AddDictionaryProperty(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]
+`;
+  t.equal(compilingIn(inclusive), 1_500 + 200 + 70);
+  t.equal(compilingIn(''), 0);
 });
