@@ -75,7 +75,7 @@ const COMPILER_ENTRY = /v8::internal::(Runtime_Compile\w*|baseline::BaselineBatc
 
 /**
  * Instructions the dump spent in V8's compilers (inclusive). After the warm-up they should be none,
- * yet a counted window still compiles (0.03 to 0.19 million instructions a request seen, in the
+ * yet a counted window still compiles (0.03 to 0.12 million instructions a request seen, in the
  * same build): V8 re-optimizes what GC flushed or a rare path deoptimized, when it happens to.
  * The count without them is the steady state's, and far steadier from run to run.
  */
