@@ -82,8 +82,9 @@ try {
   process.stdout.write(`  event  process  main thread\n`);
   for (const event of totals.all.keys()) process.stdout.write(`  ${event.padEnd(5)} ${per(totals.all, event)} ${per(totals.main, event)}\n`);
   // V8 compiling in the window: part of Ir above, and what moves it most between runs (compilerInstructions).
-  const compilingMain = compilerInstructions(totals.mainFile);
-  const compilingAll = totals.files.reduce((sum, f) => sum + (f === totals.mainFile ? compilingMain : compilerInstructions(f)), 0);
+  const compiling = new Map(totals.files.map((f) => [f, compilerInstructions(f)]));
+  const compilingMain = compiling.get(totals.mainFile) ?? 0;
+  const compilingAll = [...compiling.values()].reduce((a, b) => a + b, 0);
   const perCount = (n: number) => (n / count).toFixed(0).padStart(9);
   process.stdout.write(`  of Ir, V8 compiling    ${perCount(compilingAll)} ${perCount(compilingMain)}\n`);
   process.stdout.write(`  Ir without compiling   ${perCount(totals.all.get('Ir')! - compilingAll)} ${perCount(totals.main.get('Ir')! - compilingMain)}\n`);
