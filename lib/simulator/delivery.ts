@@ -34,7 +34,7 @@ export interface Exchange {
   reset(): void;
   /** An HTTP/2 stream (else an HTTP/1.1 response). */
   http2: boolean;
-  /** Vendor's request-id header for this request. */
+  /** The vendor's head for this request (vendor-headers.ts): its request id and the rest a vendor sends. */
   headers: Record<string, string>;
   /** Stream events (or body pieces) written so far. */
   written: number;

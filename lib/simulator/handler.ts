@@ -6,6 +6,7 @@ import { GatewayError, badRequest, notFound } from '../errors.js';
 import { planAnswer } from './answer.js';
 import { chatBody, chatEvents } from './chat-wire.js';
 import { deliverBody, deliverStream, faultError, pause, sendError, sendJson, type Exchange } from './delivery.js';
+import { vendorHeaders } from './vendor-headers.js';
 import { messagesBody, messagesEvents } from './messages-wire.js';
 import { lastReadingMemo } from './reading.js';
 import { isObject } from './request-text.js';
@@ -89,7 +90,7 @@ export function createHandler(opts: HandlerOptions): (req: IncomingMessage | Htt
       route === 'chat' || (route !== 'messages' && route !== 'count_tokens' && req.headers['anthropic-version'] === undefined)
         ? 'chat'
         : 'messages';
-    x.headers[format === 'messages' ? 'request-id' : 'x-request-id'] = `req_sim${n}`;
+    x.headers = vendorHeaders(format, `req_sim${n}`);
     handle(opts, read, req, x, route, format, n, ended).catch((err) => {
       if (x.left) return; // the client left mid-read or mid-write: nobody to tell
       if (!res.headersSent) sendError(x, new GatewayError(500, 'api_error', 'internal_error', `Simulator error: ${String(err)}`), format);

@@ -191,3 +191,16 @@ t.test('request ids are unique and sortable by time', async (t) => {
   t.equal(new Set(ids).size, 20);
   t.same([...ids].sort(), ids);
 });
+
+t.test("the vendor's head (rate limits, organization, cookies, CDN) never reaches the client", async (t) => {
+  const vendorOnly = ['openai-organization', 'openai-project', 'set-cookie', 'cf-ray', 'server', 'via',
+    'anthropic-organization-id', 'anthropic-ratelimit-requests-limit', 'request-id'];
+  for (const [path, model, stream] of [['/v1/chat/completions', 'test/gpt', false], ['/v1/chat/completions', 'test/gpt', true], ['/v1/messages', 'test/claude', false], ['/v1/messages', 'test/claude', true]] as const) {
+    const body = JSON.stringify({ model, max_tokens: 20, stream, messages: [{ role: 'user', content: 'hi <<sim words=3>>' }] });
+    const r = await raw(path, { headers: { authorization: `Bearer ${gw.apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body });
+    t.equal(r.status, 200, `${path} ${stream ? 'stream' : 'json'}`);
+    t.same(vendorOnly.filter((h) => r.headers[h] !== undefined), [], `${path} ${stream ? 'stream' : 'json'}: none of the vendor's headers`);
+    // The gateway's own rate-limit headers, not the vendor's values.
+    t.not(r.headers['x-ratelimit-limit-tokens'], '4000000', "x-ratelimit-* are the key's limits, not the vendor's");
+  }
+});
