@@ -98,11 +98,26 @@ const onProxyReq = (proxyReq: ClientRequest, req: unknown) => {
   a.proxyReq = proxyReq;
   if (a.aborted) proxyReq.destroy(a.aborted);
 };
+/**
+ * The response head, its headers read only if asked for: Node builds an IncomingMessage's header
+ * object on first access (a keyed store per header, 20 to 30 from a vendor), and an answer that
+ * succeeds without streaming never looks at them.
+ */
+class ProxiedResponse implements UpstreamResponse {
+  constructor(readonly body: IncomingMessage) {}
+  get status(): number {
+    return this.body.statusCode ?? 502;
+  }
+  get headers(): IncomingHttpHeaders {
+    return this.body.headers;
+  }
+}
+
 const onProxyRes = (proxyRes: IncomingMessage, req: unknown) => {
   const a = req as AttemptRequest;
   a.proxyRes = proxyRes;
   if (a.aborted) proxyRes.destroy(a.aborted);
-  else a.done.resolve({ status: proxyRes.statusCode ?? 502, headers: proxyRes.headers, body: proxyRes });
+  else a.done.resolve(new ProxiedResponse(proxyRes));
 };
 /** A network error before or after the head; also the client gone mid-request (the upstream reset). */
 const onProxyError = (err: unknown, req: unknown) => (req as AttemptRequest).abort(err as Error);
