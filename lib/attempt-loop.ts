@@ -9,7 +9,7 @@ import type { GatewayConfig } from './config-types.js';
 import type { Offer, RequestContext } from './context.js';
 import { GatewayError, unavailable } from './errors.js';
 import { AnswerText, type Plugin, type UpstreamRequest } from './plugin.js';
-import type { Transports, UpstreamCall, UpstreamResponse } from './proxy.js';
+import { headerOf, type Transports, type UpstreamCall, type UpstreamResponse } from './proxy.js';
 import type { Breakers } from './breaker.js';
 import type { Logger } from './log.js';
 import { credentialHeaders, errorMessageOf, isErrorBody, retryAfterMsOf, upstreamErrorMessage, upstreamPath } from './wire.js';
@@ -160,7 +160,7 @@ export class AttemptLoop {
       }
       if (upRes.status < 200 || upRes.status > 299) return await this.upstreamError(ctx, call, up, upRes);
       if (!ctx.stream) return await this.whole(ctx, res, call, up, upRes);
-      const type = String(upRes.headers['content-type'] ?? '');
+      const type = headerOf(upRes, 'content-type') ?? '';
       if (!type.includes('text/event-stream')) {
         call.abort(new AttemptFailed('not a stream'));
         return new AttemptFailed(`upstream answered a stream request with ${type ? this.text.untrusted(type) : 'no content type'}`);

@@ -24,6 +24,19 @@ export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: Readable;
+  /** The head as received (name, value, …), where the transport has it: see headerOf. */
+  rawHeaders?: string[];
+}
+
+/** One header of an answer, read from its raw head when there is one (without building all of `headers`). */
+export function headerOf(r: UpstreamResponse, name: string): string | undefined {
+  const raw = r.rawHeaders;
+  if (!raw) {
+    const v = r.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === name.length && raw[i].toLowerCase() === name) return raw[i + 1];
+  return undefined;
 }
 
 export interface UpstreamCall {
@@ -110,6 +123,9 @@ class ProxiedResponse implements UpstreamResponse {
   }
   get headers(): IncomingHttpHeaders {
     return this.body.headers;
+  }
+  get rawHeaders(): string[] {
+    return this.body.rawHeaders;
   }
 }
 

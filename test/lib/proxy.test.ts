@@ -2,7 +2,7 @@
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpProxyTransport } from '../../lib/proxy.js';
+import { HttpProxyTransport, headerOf } from '../../lib/proxy.js';
 import type { Provider } from '../../lib/context.js';
 
 const listen = (server: http.Server) =>
@@ -54,4 +54,33 @@ t.test("the upstream agent is handed only the request options that are set (http
     t.match(options, { host: '127.0.0.1', method: 'POST', path: '/v1/chat/completions' });
     t.same(Object.keys(options).filter((k) => options[k] === undefined), [], 'no undefined option');
   }
+});
+
+t.test("an upstream answer's header is read from its raw head, without building the header object", async (t) => {
+  const upstream = http.createServer((_req, res) => {
+    res.writeHead(200, [['Content-Type', 'text/event-stream'], ['X-Vendor', 'a'], ['x-vendor', 'b']]).end('data: [DONE]\n\n');
+  });
+  const upstreamUrl = await listen(upstream);
+  const transport = new HttpProxyTransport(2);
+  const provider = { id: 'p', url: new URL(upstreamUrl) } as Provider;
+  let seen: { type?: string; missing?: string; built: boolean; vendor?: unknown } = { built: true };
+  const front = http.createServer(async (_req, res) => {
+    const answer = await transport.send({ provider, path: '/x', headers: {}, body: '{}' }, res).response;
+    // Node's IncomingMessage keeps the header object it builds on first access under this symbol.
+    const kHeaders = Object.getOwnPropertySymbols(answer.body).find((s) => s.description === 'kHeaders');
+    if (!kHeaders) throw new Error("this Node keeps no kHeaders: the test cannot tell whether the header object was built");
+    const type = headerOf(answer, 'content-type');
+    const missing = headerOf(answer, 'retry-after');
+    seen = { type, missing, built: (answer.body as unknown as Record<symbol, unknown>)[kHeaders] != null, vendor: answer.headers['x-vendor'] };
+    answer.body.resume().on('end', () => res.end());
+  });
+  const frontUrl = await listen(front);
+  t.teardown(() => {
+    transport.close();
+    front.close();
+    upstream.close();
+  });
+  await (await fetch(`${frontUrl}/`, { method: 'POST' })).text();
+  t.same(seen, { type: 'text/event-stream', missing: undefined, built: false, vendor: 'a, b' }, 'found whatever its case; `headers` is still there when asked for');
+  t.equal(headerOf({ status: 200, headers: { 'retry-after': '3' }, body: null as never }, 'retry-after'), '3', 'a response without a raw head: from its headers');
 });
