@@ -10,6 +10,7 @@
 // Variants: comma-separated words; `bare` is the bare proxy, `floor` the floor proxy (floor-proxy.ts:
 // the gateway's transport and both bodies parsed, nothing else), the others change the gateway's config:
 // `log-off` (no request log), `metrics` (a metrics listener), `billing-off` (the bench's gateway without auth and billing),
+// `plugins=auth+schema-check+…` (the gateway with these plugins, in this order: what one plugin costs, against a run without it),
 // `postgres` (PostgreSQL mode, one node, on a fresh database at GATEWAY_BENCH_POSTGRES, dropped after).
 import http from 'node:http';
 import { execFileSync, spawn } from 'node:child_process';
@@ -59,7 +60,8 @@ try {
       database = db;
       storage = { postgres: db.url };
     }
-    const cfg = gatewayConfig(sim.url, storage, variant.has('billing-off') ? BILLING_OFF_PLUGINS : undefined);
+    const plugins = [...variant].find((v) => v.startsWith('plugins='))?.slice('plugins='.length).split('+');
+    const cfg = gatewayConfig(sim.url, storage, plugins ?? (variant.has('billing-off') ? BILLING_OFF_PLUGINS : undefined));
     if (variant.has('log-off')) cfg.log = { requests: false };
     if (variant.has('metrics')) cfg.metrics = { host: '127.0.0.1', port: 0 };
     const file = writeConfig(dir, 'gw', cfg);

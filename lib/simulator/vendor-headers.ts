@@ -1,11 +1,12 @@
 // The head a real vendor sends with every answer besides its body, as recorded from api.openai.com
 // (chat completions, 27 headers) and api.anthropic.com (messages, 26) in late 2025: rate limits,
-// organization, timings and the CDN's own. The simulator sends the same number and kinds (values
-// fixed, only the request id varies), so that tests and the benchmark see a full vendor head: a
-// gateway forwards none of it to its clients and should not pay for reading what it does not use.
+// organization, timings and the CDN's own. The simulator sends the same kinds, 26 headers in all with
+// the ones Node adds (values fixed, only the request id varies), so that tests and the benchmark see
+// a full vendor head: a gateway passes none of it on and should not pay for reading what it does not use.
 import type { WireFormat } from '../config-types.js';
 
-const CDN = {
+/** Both vendors send these. */
+const BOTH = {
   'cf-cache-status': 'DYNAMIC',
   'cf-ray': '9b1f825efaa1eb81-FRA',
   server: 'cloudflare',
@@ -14,7 +15,7 @@ const CDN = {
 };
 
 const CHAT: Record<string, string> = {
-  ...CDN,
+  ...BOTH,
   'access-control-expose-headers': 'X-Request-ID',
   'alt-svc': 'h3=":443"; ma=86400',
   'openai-organization': 'org-simulated',
@@ -33,7 +34,7 @@ const CHAT: Record<string, string> = {
 };
 
 const MESSAGES: Record<string, string> = {
-  ...CDN,
+  ...BOTH,
   'anthropic-organization-id': '00000000-0000-4000-8000-000000000000',
   'anthropic-ratelimit-input-tokens-limit': '2000000',
   'anthropic-ratelimit-input-tokens-remaining': '2000000',

@@ -56,23 +56,34 @@ t.test("the upstream agent is handed only the request options that are set (http
   }
 });
 
-t.test("an upstream answer's header is read from its raw head, without building the header object", async (t) => {
-  const upstream = http.createServer((_req, res) => {
-    res.writeHead(200, [['Content-Type', 'text/event-stream'], ['X-Vendor', 'a'], ['x-vendor', 'b']]).end('data: [DONE]\n\n');
+t.test("an upstream answer's header object is never built unless read (by us or by Node's agent), and the Keep-Alive hint still counts", async (t) => {
+  let hint = 'timeout=5';
+  const sockets = new Set<unknown>();
+  const upstream = http.createServer((req, res) => {
+    sockets.add(req.socket);
+    res.writeHead(200, [['Content-Type', 'text/event-stream'], ['X-Vendor', 'a'], ['x-vendor', 'b'], ['Keep-Alive', hint]]).end('data: [DONE]\n\n');
   });
+  upstream.keepAliveTimeout = 60_000;
   const upstreamUrl = await listen(upstream);
   const transport = new HttpProxyTransport(2);
   const provider = { id: 'p', url: new URL(upstreamUrl) } as Provider;
-  let seen: { type?: string; missing?: string; built: boolean; vendor?: unknown } = { built: true };
+  const seen: { type?: string; missing?: string; builtAtRead: boolean; builtAfterEnd?: boolean; vendor?: unknown }[] = [];
   const front = http.createServer(async (_req, res) => {
     const answer = await transport.send({ provider, path: '/x', headers: {}, body: '{}' }, res).response;
     // Node's IncomingMessage keeps the header object it builds on first access under this symbol.
     const kHeaders = Object.getOwnPropertySymbols(answer.body).find((s) => s.description === 'kHeaders');
     if (!kHeaders) throw new Error("this Node keeps no kHeaders: the test cannot tell whether the header object was built");
-    const type = headerOf(answer, 'content-type');
-    const missing = headerOf(answer, 'retry-after');
-    seen = { type, missing, built: (answer.body as unknown as Record<symbol, unknown>)[kHeaders] != null, vendor: answer.headers['x-vendor'] };
-    answer.body.resume().on('end', () => res.end());
+    const built = () => (answer.body as unknown as Record<symbol, unknown>)[kHeaders] != null;
+    const s: (typeof seen)[number] = { type: headerOf(answer, 'content-type'), missing: headerOf(answer, 'retry-after'), builtAtRead: built() };
+    seen.push(s);
+    answer.body.resume().on('end', () =>
+      // After the socket went back to the agent (keepSocketAlive, on the next tick after 'end').
+      setImmediate(() => {
+        s.builtAfterEnd = built();
+        s.vendor = answer.headers['x-vendor'];
+        res.end();
+      }),
+    );
   });
   const frontUrl = await listen(front);
   t.teardown(() => {
@@ -80,7 +91,13 @@ t.test("an upstream answer's header is read from its raw head, without building 
     front.close();
     upstream.close();
   });
-  await (await fetch(`${frontUrl}/`, { method: 'POST' })).text();
-  t.same(seen, { type: 'text/event-stream', missing: undefined, built: false, vendor: 'a, b' }, 'found whatever its case; `headers` is still there when asked for');
+  for (const h of ['timeout=5', 'timeout=5', 'timeout=1', 'timeout=5']) {
+    hint = h;
+    await (await fetch(`${frontUrl}/`, { method: 'POST' })).text();
+  }
+  const first = { type: 'text/event-stream', missing: undefined, builtAtRead: false, builtAfterEnd: false, vendor: 'a, b' };
+  t.same(seen, [first, first, first, first], 'found whatever its case; the whole object is there when asked for, and not built before');
+  // timeout=1 leaves no time to reuse the socket (Node's agent keeps a second's margin): the next request opens another.
+  t.equal(sockets.size, 2, 'the hint is read: sockets kept alive at timeout=5, not after timeout=1');
   t.equal(headerOf({ status: 200, headers: { 'retry-after': '3' }, body: null as never }, 'retry-after'), '3', 'a response without a raw head: from its headers');
 });
