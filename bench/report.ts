@@ -25,6 +25,8 @@ export interface RunFigures {
   roundCpuUsPerReq?: number[];
   /** Open loop: the run was this many slices, interleaved with the other servers' and pooled. */
   slices?: number;
+  /** Open loop in slices: each slice's own latency figures, ms, in run order (pooled in p50Ms, p99Ms, ttfbP50Ms). */
+  sliceLatency?: { p50Ms: number[]; p99Ms: number[]; ttfbP50Ms?: number[] };
   ok: number;
   errors: number;
   firstError?: string;
@@ -127,6 +129,26 @@ function pairedRatio(a: RunFigures | undefined, b: RunFigures | undefined, serie
   if (!rounds) return ratio(a?.[SINGLE[series]], b?.[SINGLE[series]]);
   const middle = (rounds.length - 1) / 2;
   return [...rounds].sort((p, q) => p - q)[series === 'roundCpuUsPerReq' ? Math.ceil(middle) : Math.floor(middle)];
+}
+
+/** Open-loop latency figures that are also kept slice by slice. */
+type LatencyKey = 'p50Ms' | 'p99Ms' | 'ttfbP50Ms';
+
+/**
+ * `a`'s latency figure minus `b`'s. Where both ran in as many interleaved slices: the median of the
+ * slice-by-slice differences (of an even count the higher middle one), with those differences as
+ * its rounds. A tail percentile of pooled answers is the machine's worst moment in any of either
+ * side's slices: one stall of the shared cores (another process's burst) makes p99 whichever server
+ * it fell on. Pooled figures without slices: their plain difference.
+ */
+function pairedDifference(a: RunFigures | undefined, b: RunFigures | undefined, key: LatencyKey): { value: number; rounds?: number[] } | undefined {
+  const x = a?.sliceLatency?.[key], y = b?.sliceLatency?.[key];
+  if (x && y && x.length === y.length && x.length > 1) {
+    const rounds = x.map((v, i) => v - y[i]);
+    return { value: [...rounds].sort((p, q) => p - q)[Math.ceil((rounds.length - 1) / 2)], rounds };
+  }
+  const va = a?.[key], vb = b?.[key];
+  return va === undefined || vb === undefined ? undefined : { value: va - vb };
 }
 
 /** Throughput of `a` against `b`, paired round by round (see pairedRatio). */
@@ -258,16 +280,23 @@ export interface OtherFigures {
 export function checkTargets(results: ScenarioFigures[], validation: ValidationShare[], atRate: number, other: OtherFigures = {}): TargetCheck[] {
   const gw = (sf: ScenarioFigures, loop: 'closed' | 'open', rate?: number) => find(sf.runs, 'gateway', loop, rate);
   const closed = (sf: ScenarioFigures, via: Via) => find(sf.runs, via, 'closed');
-  const added = (sf: ScenarioFigures, key: 'p50Ms' | 'p99Ms' | 'ttfbP50Ms', via: Via) => {
-    const r = find(sf.runs, via, 'open', atRate);
+  const open = (sf: ScenarioFigures, via: Via) => find(sf.runs, via, 'open', atRate);
+  /** `via`'s latency over direct's, pooled, at `atRate`. */
+  const added = (sf: ScenarioFigures, key: LatencyKey, via: Via) => {
+    const r = open(sf, via);
     const d = r && baselineOf(sf.runs, r);
     return r && d && r[key] !== undefined && d[key] !== undefined ? r[key]! - d[key]! : undefined;
   };
-  /** `via`'s latency over direct minus the bare proxy's, at `atRate`: what the gateway adds beyond any proxy hop. */
-  const addedOverBare = (sf: ScenarioFigures, key: 'p50Ms' | 'p99Ms' | 'ttfbP50Ms', via: Via = 'gateway'): Figure | undefined => {
+  /**
+   * What `via` adds over direct beyond what the bare proxy adds, at `atRate`: any proxy hop's cost
+   * left out. Direct cancels out of the difference, which is paired slice by slice (pairedDifference);
+   * gateway and bare proxy show each one's pooled figure over direct.
+   */
+  const addedOverBare = (sf: ScenarioFigures, key: LatencyKey, via: Via = 'gateway'): Figure | undefined => {
+    const diff = pairedDifference(open(sf, via), open(sf, 'bare-proxy'), key);
     const g = added(sf, key, via);
     const b = added(sf, key, 'bare-proxy');
-    return g === undefined || b === undefined ? undefined : { value: g - b, gateway: g, bare: b };
+    return diff === undefined || g === undefined || b === undefined ? undefined : { ...diff, gateway: g, bare: b };
   };
   /** `via`'s closed-loop figure against the bare proxy's, paired round by round. */
   const vsBare = (sf: ScenarioFigures, series: RoundSeries, via: Via = 'gateway'): Figure | undefined => {
@@ -291,12 +320,8 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     const value = pairedThroughputRatio(a, b);
     return value === undefined ? undefined : { value, rounds: roundRatios(a, b) };
   };
-  /** A PostgreSQL-mode run's latency minus the SQLite-mode gateway's, open loop at `atRate`. */
-  const overSqlite = (sf: ScenarioFigures, via: Via, key: 'p50Ms' | 'p99Ms') => {
-    const r = find(sf.runs, via, 'open', atRate);
-    const sqlite = gw(sf, 'open', atRate);
-    return r && sqlite ? r[key] - sqlite[key] : undefined;
-  };
+  /** A PostgreSQL-mode run's latency minus the SQLite-mode gateway's, open loop at `atRate` (pairedDifference). */
+  const overSqlite = (sf: ScenarioFigures, via: Via, key: 'p50Ms' | 'p99Ms') => pairedDifference(open(sf, via), gw(sf, 'open', atRate), key);
   const id = (sf: ScenarioFigures) => sf.scenario.id;
   const byId = (id: string) => results.find((sf) => sf.scenario.id === id);
   const pairs = streamPairs.flatMap(([conv, pass]) => {

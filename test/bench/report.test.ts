@@ -53,13 +53,15 @@ interface Side {
   ttfb: number;
   /** CPU per request in the open loop. */
   openCpu?: number;
+  /** The open loop's slices, each one's own figures (p50, p99 and ttfb above are the pooled ones). */
+  slices?: { p50Ms: number[]; p99Ms: number[]; ttfbP50Ms?: number[] };
 }
 
 function runsOf(sides: Partial<Record<RunFigures['via'], Side>>): RunFigures[] {
   const base = { ok: 1, errors: 0, cpuPercent: { loadgen: 0, simulator: 0, others: 0 } };
   return Object.entries(sides).flatMap(([via, s]) => [
     { ...base, via, loop: 'closed', concurrency: 50, reqPerSec: s.req[0], roundReqPerSec: s.req, cpuUsPerReq: s.cpu?.[0], roundCpuUsPerReq: s.cpu, p50Ms: 1, p99Ms: 1 },
-    { ...base, via, loop: 'open', rate: 1000, reqPerSec: 1000, p50Ms: s.p50, p99Ms: s.p99, ttfbP50Ms: s.ttfb, cpuUsPerReq: s.openCpu },
+    { ...base, via, loop: 'open', rate: 1000, reqPerSec: 1000, p50Ms: s.p50, p99Ms: s.p99, ttfbP50Ms: s.ttfb, cpuUsPerReq: s.openCpu, sliceLatency: s.slices },
   ] as RunFigures[]);
 }
 
@@ -126,6 +128,23 @@ t.test("added latency at the open-loop rate: over the bare proxy's added p50 +0.
   t.match(over('added p50 at 1000 req/s'), { measured: '+0.30 ms', pass: false });
   t.match(over('added p99 at 1000 req/s'), { measured: '+1.20 ms', pass: false });
   t.match(over('added stream first byte'), { measured: '+0.30 ms', pass: false });
+});
+
+t.test('added latency in interleaved slices: the median of the slice-by-slice differences (of an even count the higher middle one), their spread shown', async (t) => {
+  // One stall of the machine fell on the gateway's third slice: its pooled p99 is 9 ms, 6 over the
+  // bare proxy's, while slice by slice it is 0.6 to 0.9 ms over, but for that slice.
+  const bareSlices = { ...bare, slices: { p50Ms: [1.3, 1.3, 1.3, 1.3], p99Ms: [3.0, 3.2, 2.8, 3.0], ttfbP50Ms: [0.7, 0.7, 0.7, 0.7] } };
+  const stalled = { ...good, p99: 9.0, slices: { p50Ms: [1.4, 1.45, 1.45, 1.5], p99Ms: [3.6, 4.1, 9.5, 3.9], ttfbP50Ms: [0.8, 0.85, 0.85, 0.9] } };
+  const row = await coreTargets(stalled, {}, bareSlices);
+  t.match(row('added p99 at 1000 req/s'), { gateway: '+7.00 ms', bare: '+1.00 ms', measured: '+0.90 ms', spread: '+0.60 ms–+6.70 ms', pass: true });
+  t.match(row('added p50 at 1000 req/s'), { measured: '+0.15 ms', spread: '+0.10 ms–+0.20 ms', pass: true });
+  t.match(row('added stream first byte'), { measured: '+0.15 ms', pass: true });
+  // Stalls in two of the four slices are the gateway's own: the higher middle one fails.
+  const twice = { ...stalled, slices: { ...stalled.slices, p99Ms: [3.6, 5.2, 9.5, 3.9] } };
+  t.match((await coreTargets(twice, {}, bareSlices))('added p99 at 1000 req/s'), { measured: '+2.00 ms', pass: false });
+  // Slices that do not pair up: the pooled figures' difference, no spread.
+  const unpaired = await coreTargets({ ...stalled, slices: { p50Ms: [1.45], p99Ms: [9.0] } }, {}, bareSlices);
+  t.match(unpaired('added p99 at 1000 req/s'), { measured: '+6.00 ms', spread: undefined, pass: false });
 });
 
 t.test('one round (--quick): the plain ratio of the runs, no spread', async (t) => {
