@@ -267,7 +267,11 @@ const info = (name: string, w: Worst | undefined, show: (v: number) => string, s
 /** Figures measured outside the scenarios' runs. */
 export interface OtherFigures {
   /** Peak RSS over the whole run (startup, warm-ups and both loops), MB. */
-  peakRssMb?: { gateway?: number; bare?: number };
+  /**
+   * Peak RSS, MB: the gateway's and the bare proxy's over the closed-loop runs (the target's
+   * 50-connection load), startup included; the gateway's over the whole run (open loops too) for scale.
+   */
+  peakRssMb?: { gateway?: number; bare?: number; gatewayWholeRun?: number };
   /** Billing hooks' event-loop time per request (bench/billing-hooks.ts), µs: `busy` at 8 requests per turn, `single` at 1. */
   billingHooksUs?: { busy: number; single: number };
 }
@@ -361,8 +365,10 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     info('  billing off, added p50', worst(passthrough, (sf) => addedOverBare(sf, 'p50Ms', 'gateway-billing-off'), id, true), ms),
     check(`added stream first byte (p50, ${atRate} req/s) over bare proxy's`, '<= +0.2 ms', 0.2, true,
       worst(streams, (sf) => addedOverBare(sf, 'ttfbP50Ms'), id, true), ms),
-    check('peak RSS (whole run, closed loop included)', '<= 150 MB', 150, true,
-      rss?.gateway === undefined ? undefined : { value: rss.gateway, gateway: rss.gateway, bare: rss.bare, where: 'whole run' }, mb),
+    check('peak RSS under the closed loop (its connections in flight)', '<= 150 MB', 150, true,
+      rss?.gateway === undefined ? undefined : { value: rss.gateway, gateway: rss.gateway, bare: rss.bare, where: 'closed loops' }, mb),
+    // An open loop the machine cannot keep up with holds up to 128 requests in flight.
+    info('  whole run (open loops included)', rss?.gatewayWholeRun === undefined ? undefined : { value: rss.gatewayWholeRun, where: 'whole run' }, mb),
     // In-process, so the machine's other load does not count; the worse of a busy and an idle event loop.
     check("billing hooks' event-loop work per request", '<= 25 µs', 25, true,
       hooks && (hooks.busy >= hooks.single ? { value: hooks.busy, where: 'in-process, 8 per turn' } : { value: hooks.single, where: 'in-process, 1 per turn' }),

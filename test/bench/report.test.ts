@@ -166,6 +166,10 @@ t.test("peak RSS at most 150 MB, the bare proxy's beside it; billing hooks at mo
   t.match(over('peak RSS'), { measured: '160.5 MB', pass: false });
   t.match(over("billing hooks' event-loop work"), { measured: '30.0 µs', worst: 'in-process, 8 per turn', pass: false });
   t.match((await coreTargets(good))('peak RSS'), { measured: 'not measured', pass: undefined });
+  // The whole run's peak (an overloaded open loop's requests in flight) is shown, not judged.
+  const whole = await coreTargets(good, { peakRssMb: { gateway: 140, bare: 60, gatewayWholeRun: 165 } });
+  t.match(whole('peak RSS'), { measured: '140.0 MB', worst: 'closed loops', pass: true });
+  t.match(whole('  whole run'), { measured: '165.0 MB', pass: undefined });
 });
 
 t.test("the targets table shows the gateway's figure, the bare proxy's, the goal, the spread and the verdict", async (t) => {
