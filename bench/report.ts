@@ -277,29 +277,30 @@ export interface OtherFigures {
 }
 
 /**
- * Each target against its worst figure: latency targets at the open-loop rate `atRate`. The core
- * targets (issue 18) are relative to the bare node:http proxy measured in the same run, so they
- * judge the gateway's own cost and not how fast this machine is today.
+ * Each target against its worst figure: latency targets at the open-loop rate `atRate` (a plain
+ * request's p50 and p99), the first stream byte at `firstByteRate`. The core targets (issue 18) are
+ * relative to the bare node:http proxy measured in the same run, so they judge the gateway's own
+ * cost and not how fast this machine is today.
  */
-export function checkTargets(results: ScenarioFigures[], validation: ValidationShare[], atRate: number, other: OtherFigures = {}): TargetCheck[] {
+export function checkTargets(results: ScenarioFigures[], validation: ValidationShare[], atRate: number, other: OtherFigures = {}, firstByteRate = atRate): TargetCheck[] {
   const gw = (sf: ScenarioFigures, loop: 'closed' | 'open', rate?: number) => find(sf.runs, 'gateway', loop, rate);
   const closed = (sf: ScenarioFigures, via: Via) => find(sf.runs, via, 'closed');
-  const open = (sf: ScenarioFigures, via: Via) => find(sf.runs, via, 'open', atRate);
-  /** `via`'s latency over direct's, pooled, at `atRate`. */
-  const added = (sf: ScenarioFigures, key: LatencyKey, via: Via) => {
-    const r = open(sf, via);
+  const open = (sf: ScenarioFigures, via: Via, rate = atRate) => find(sf.runs, via, 'open', rate);
+  /** `via`'s latency over direct's, pooled, at `rate`. */
+  const added = (sf: ScenarioFigures, key: LatencyKey, via: Via, rate: number) => {
+    const r = open(sf, via, rate);
     const d = r && baselineOf(sf.runs, r);
     return r && d && r[key] !== undefined && d[key] !== undefined ? r[key]! - d[key]! : undefined;
   };
   /**
-   * What `via` adds over direct beyond what the bare proxy adds, at `atRate`: any proxy hop's cost
+   * What `via` adds over direct beyond what the bare proxy adds, at `rate`: any proxy hop's cost
    * left out. Direct cancels out of the difference, which is paired slice by slice (pairedDifference);
    * gateway and bare proxy show each one's pooled figure over direct.
    */
-  const addedOverBare = (sf: ScenarioFigures, key: LatencyKey, via: Via = 'gateway'): Figure | undefined => {
-    const diff = pairedDifference(open(sf, via), open(sf, 'bare-proxy'), key);
-    const g = added(sf, key, via);
-    const b = added(sf, key, 'bare-proxy');
+  const addedOverBare = (sf: ScenarioFigures, key: LatencyKey, via: Via = 'gateway', rate = atRate): Figure | undefined => {
+    const diff = pairedDifference(open(sf, via, rate), open(sf, 'bare-proxy', rate), key);
+    const g = added(sf, key, via, rate);
+    const b = added(sf, key, 'bare-proxy', rate);
     return diff === undefined || g === undefined || b === undefined ? undefined : { ...diff, gateway: g, bare: b };
   };
   /** `via`'s closed-loop figure against the bare proxy's, paired round by round. */
@@ -360,11 +361,15 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
     info(`  both at ${atRate} req/s, non-stream`, worst(plain, vsBareAtRate, id, true), times, us),
     info(`  both at ${atRate} req/s, streams`, worst(streams, vsBareAtRate, id, true), times, us),
     check('saturated throughput vs bare proxy (closed loop)', '>= 0.50x', 0.5, false, worst(passthrough, (sf) => vsBare(sf, 'roundReqPerSec'), id, false), times, perSec),
-    check(`added p50 at ${atRate} req/s over bare proxy's`, '<= +0.2 ms', 0.2, true, worst(passthrough, (sf) => addedOverBare(sf, 'p50Ms'), id, true), ms),
-    check(`added p99 at ${atRate} req/s over bare proxy's`, '<= +1.0 ms', 1, true, worst(passthrough, (sf) => addedOverBare(sf, 'p99Ms'), id, true), ms),
-    info('  billing off, added p50', worst(passthrough, (sf) => addedOverBare(sf, 'p50Ms', 'gateway-billing-off'), id, true), ms),
-    check(`added stream first byte (p50, ${atRate} req/s) over bare proxy's`, '<= +0.2 ms', 0.2, true,
-      worst(streams, (sf) => addedOverBare(sf, 'ttfbP50Ms'), id, true), ms),
+    // A plain request's latency, as the issue's reference harness measured it; a stream's is its first byte.
+    check(`added p50 at ${atRate} req/s over bare proxy's (non-stream)`, '<= +0.2 ms', 0.2, true, worst(plain, (sf) => addedOverBare(sf, 'p50Ms'), id, true), ms),
+    check(`added p99 at ${atRate} req/s over bare proxy's (non-stream)`, '<= +1.0 ms', 1, true, worst(plain, (sf) => addedOverBare(sf, 'p99Ms'), id, true), ms),
+    info('  billing off, added p50', worst(plain, (sf) => addedOverBare(sf, 'p50Ms', 'gateway-billing-off'), id, true), ms),
+    // The issue's harness measured the first byte at 200 req/s: at 1,000 streams a second this
+    // 2-core machine's load generator and simulator alone take 1.4 cores, and every server queues.
+    check(`added stream first byte (p50, ${firstByteRate} req/s) over bare proxy's`, '<= +0.2 ms', 0.2, true,
+      worst(streams, (sf) => addedOverBare(sf, 'ttfbP50Ms', 'gateway', firstByteRate), id, true), ms),
+    info(`  streams at ${atRate} req/s: added p50 of the whole stream`, worst(streams, (sf) => addedOverBare(sf, 'p50Ms'), id, true), ms),
     check('peak RSS under the closed loop (its connections in flight)', '<= 150 MB', 150, true,
       rss?.gateway === undefined ? undefined : { value: rss.gateway, gateway: rss.gateway, bare: rss.bare, where: 'closed loops' }, mb),
     // An open loop the machine cannot keep up with holds up to 128 requests in flight.
@@ -381,10 +386,10 @@ export function checkTargets(results: ScenarioFigures[], validation: ValidationS
       worst(results, (sf) => paired(gw(sf, 'closed'), closed(sf, 'gateway-quiet')), id, false), percent),
     info('  CPU per request, on / off', worst(plain, (sf) => ratio(gw(sf, 'closed')?.cpuUsPerReq, closed(sf, 'gateway-quiet')?.cpuUsPerReq), id, true), times),
     // PostgreSQL mode against SQLite mode (billing on both), where it ran (the passthrough scenarios).
-    check(`PostgreSQL 1 node: added p50 at ${atRate} req/s over SQLite`, '<= +0.3 ms', 0.3, true,
-      worst(results, (sf) => overSqlite(sf, 'gateway-pg', 'p50Ms'), id, true), ms),
-    info('  its added p99 over SQLite', worst(results, (sf) => overSqlite(sf, 'gateway-pg', 'p99Ms'), id, true), ms),
-    info('  2 nodes: added p50 over SQLite', worst(results, (sf) => overSqlite(sf, 'gateway-pg-2', 'p50Ms'), id, true), ms),
+    check(`PostgreSQL 1 node: added p50 at ${atRate} req/s over SQLite (non-stream)`, '<= +0.3 ms', 0.3, true,
+      worst(plain, (sf) => overSqlite(sf, 'gateway-pg', 'p50Ms'), id, true), ms),
+    info('  its added p99 over SQLite', worst(plain, (sf) => overSqlite(sf, 'gateway-pg', 'p99Ms'), id, true), ms),
+    info('  2 nodes: added p50 over SQLite', worst(plain, (sf) => overSqlite(sf, 'gateway-pg-2', 'p50Ms'), id, true), ms),
     check('PostgreSQL 1 node vs SQLite throughput', '>= 80%', 0.8, false,
       worst(results, (sf) => paired(closed(sf, 'gateway-pg'), gw(sf, 'closed')), id, false), percent),
     check('PostgreSQL 2 nodes vs 1 node throughput (2 shared cores)', '>= 100%', 1, false,

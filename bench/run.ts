@@ -50,7 +50,8 @@ const USAGE = `usage: npm run bench -- [options]
   --rounds N         closed-loop runs per server, interleaved, every other round in reverse order;
                      the median is reported. Open-loop runs are split into as many interleaved
                      slices, their answers pooled (default 4, --quick 1)
-  --rates R,R        open-loop offered rates, req/s (default 200,1000; latency targets use the last)
+  --rates R,R        open-loop offered rates, req/s (default 200,1000; a plain request's latency
+                     targets use the last, the first stream byte's 200 where it is one of them)
   --only ID,ID       scenarios to run (default all: ${scenarios.map((s) => s.id).join(', ')})
   --no-postgres      leave out PostgreSQL mode (by default, where PostgreSQL answers at
                      GATEWAY_BENCH_POSTGRES or postgres://postgres@127.0.0.1:5432, the passthrough
@@ -104,10 +105,16 @@ function options(argv: string[]): Options | undefined {
   };
 }
 
-/** The open-loop rate the latency targets are judged at: the last one. */
+/** The open-loop rate a plain request's latency targets are judged at: the last one. */
 const latencyRate = (o: Options) => o.rates[o.rates.length - 1];
+/** The rate the issue's reference harness measured the first stream byte at. */
+const FIRST_BYTE_RATE = 200;
+/** The open-loop rate the first stream byte is judged at: FIRST_BYTE_RATE where the bench runs it. */
+const firstByteRate = (o: Options) => (o.rates.includes(FIRST_BYTE_RATE) ? FIRST_BYTE_RATE : latencyRate(o));
 /** The latency targets are judged on passthrough scenarios (report.ts). */
 const latencyJudged = (s: Scenario) => s.client === s.upstream;
+/** The rate `s`'s latency is judged at, if it is. */
+const judgedRate = (o: Options, s: Scenario) => (!latencyJudged(s) ? undefined : s.stream ? firstByteRate(o) : latencyRate(o));
 
 /** Open loop: sockets, and the most requests left unanswered before due ones are skipped. */
 const OPEN_LOOP_SOCKETS = 128;
@@ -428,9 +435,10 @@ async function runOpen(o: Options, servers: Servers, s: Scenario): Promise<RunFi
   // Two bare proxies answer for throughput only (the scaling of the two PostgreSQL nodes), the floor proxy for CPU.
   const openVias = viasOf(servers, s).filter((via) => via !== 'bare-proxy-2' && via !== 'floor-proxy');
   for (const rate of o.rates) {
-    // The latency targets' runs (passthrough, the last rate): slices long enough for a p99 of their
-    // own (3,000 answers at 1,000 req/s for 3 s). Other open-loop runs share --duration among the slices.
-    const judged = rate === latencyRate(o) && latencyJudged(s);
+    // The latency targets' runs (passthrough, at the rate judgedRate gives): slices long enough for
+    // a p99 of their own (3,000 answers at 1,000 req/s for 3 s). Other open-loop runs share
+    // --duration among the slices.
+    const judged = rate === judgedRate(o, s);
     runs.push(...(await measureOpen(o, servers, s, openVias, rate, o.rounds, judged ? o.durationMs : o.durationMs / o.rounds)));
   }
   return runs;
@@ -678,15 +686,15 @@ function report(
   const targets = checkTargets(results, validation, atRate, {
     peakRssMb: { gateway: peak.gatewayClosed, bare: peak.bareClosed, gatewayWholeRun: peak.gateway },
     billingHooksUs: { busy: billingHooks.busy.usPerRequest, single: billingHooks.single.usPerRequest },
-  });
+  }, firstByteRate(o));
 
   const out = [
     '',
     `Gateway benchmark: closed loop at ${o.concurrency} in flight (median of ${o.rounds} interleaved runs per server), ` +
       `open loop at ${o.rates.join(' and ')} req/s evenly paced` +
         (o.rounds > 1
-          ? ` (each run in ${o.rounds} slices, interleaved across the servers and pooled; at ${latencyRate(o)} req/s on passthrough, ` +
-            `${o.rounds} slices of ${o.durationMs / 1000} s)`
+          ? ` (each run in ${o.rounds} slices, interleaved across the servers and pooled; passthrough at the judged rate, ${latencyRate(o)} ` +
+            `req/s plain and ${firstByteRate(o)} streams: ${o.rounds} slices of ${o.durationMs / 1000} s)`
           : '') +
         `; ${o.durationMs / 1000} s per run after ${o.warmupMs / 1000} s of warm-up.`,
     'bare proxy: a node:http pass-through proxy (bench/bare-proxy.ts), the reference the targets are scaled by.',
