@@ -131,6 +131,16 @@ function pairedRatio(a: RunFigures | undefined, b: RunFigures | undefined, serie
   return [...rounds].sort((p, q) => p - q)[series === 'roundCpuUsPerReq' ? Math.ceil(middle) : Math.floor(middle)];
 }
 
+/**
+ * The open-loop rate a scenario's latency is judged at (checkTargets: its `plain` and `streams`):
+ * a plain request's p50 and p99 at `atRate`, a stream's first byte at `firstByteRate`; none for a
+ * converted scenario, which the bare proxy cannot serve.
+ */
+export function latencyJudgedAt(s: Scenario, atRate: number, firstByteRate: number): number | undefined {
+  if (s.client !== s.upstream) return undefined;
+  return s.stream ? firstByteRate : atRate;
+}
+
 /** Open-loop latency figures that are also kept slice by slice. */
 type LatencyKey = 'p50Ms' | 'p99Ms' | 'ttfbP50Ms';
 

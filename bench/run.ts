@@ -12,6 +12,7 @@ import { closedLoop, keepAliveAgent, openLoop, quantile, type LoadResult, type T
 import { cpuMs, machineBusyMs, mainThreadCpuMs, peakRssMb, resetPeakRss, type Child } from './procs.js';
 import {
   checkTargets,
+  latencyJudgedAt,
   scenarioReport,
   targetsReport,
   validationReport,
@@ -111,10 +112,8 @@ const latencyRate = (o: Options) => o.rates[o.rates.length - 1];
 const FIRST_BYTE_RATE = 200;
 /** The open-loop rate the first stream byte is judged at: FIRST_BYTE_RATE where the bench runs it. */
 const firstByteRate = (o: Options) => (o.rates.includes(FIRST_BYTE_RATE) ? FIRST_BYTE_RATE : latencyRate(o));
-/** The latency targets are judged on passthrough scenarios (report.ts). */
-const latencyJudged = (s: Scenario) => s.client === s.upstream;
-/** The rate `s`'s latency is judged at, if it is. */
-const judgedRate = (o: Options, s: Scenario) => (!latencyJudged(s) ? undefined : s.stream ? firstByteRate(o) : latencyRate(o));
+/** The rate `s`'s latency is judged at, if it is (report.ts). */
+const judgedRate = (o: Options, s: Scenario) => latencyJudgedAt(s, latencyRate(o), firstByteRate(o));
 
 /** Open loop: sockets, and the most requests left unanswered before due ones are skipped. */
 const OPEN_LOOP_SOCKETS = 128;
@@ -479,7 +478,7 @@ async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (!o) return void process.stdout.write(USAGE + '\n');
   // Runs of --duration per server: the closed rounds, the open-loop rates, the latency rate's longer slices.
-  const passes = (s: Scenario) => o.rounds + o.rates.length + (latencyJudged(s) ? o.rounds - 1 : 0);
+  const passes = (s: Scenario) => o.rounds + o.rates.length + (judgedRate(o, s) === undefined ? 0 : o.rounds - 1);
   // With PostgreSQL mode, two bare proxies run the closed rounds too; on plain passthrough, the floor proxy.
   const floorRounds = (s: Scenario) => (s.stream ? 0 : o.rounds);
   const runsPerScenario = (s: Scenario) => (s.client !== s.upstream ? 3 * passes(s) : (o.postgres ? 6 * passes(s) + o.rounds : 4 * passes(s)) + floorRounds(s));

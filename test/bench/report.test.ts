@@ -201,3 +201,12 @@ t.test("the targets table shows the gateway's figure, the bare proxy's, the goal
   t.match(header, /^target\s+gateway\s+bare proxy\s+measured \(worst\)\s+goal\s+rounds min–max\s+where\s+verdict$/);
   t.match(row, /150 µs\s+100 µs\s+1\.60x\s+<= 2\.0x\s+1\.40x–1\.70x\s+chat-chat-json\s+PASS$/);
 });
+
+t.test('latency is judged on passthrough scenarios only: plain requests at the latency rate, streams at the first-byte rate', async (t) => {
+  const { latencyJudgedAt } = await import('../../bench/report.js');
+  const { scenarios } = await import('../../bench/scenarios.js');
+  const rateOf = (id: string) => latencyJudgedAt(scenarios.find((s) => s.id === id)!, 1000, 200);
+  t.equal(rateOf('chat-chat-json'), 1000);
+  t.equal(rateOf('chat-chat-stream'), 200);
+  t.equal(rateOf('chat-messages-json'), undefined);
+});
