@@ -26,6 +26,8 @@ export class BodyBudget {
 const tooLarge = (limit: number) =>
   new GatewayError(413, 'request_too_large', 'request_too_large', `The request body is larger than the limit of ${limit} bytes.`);
 
+const EMPTY = Buffer.alloc(0);
+
 const busy = () =>
   unavailable('server_busy', 'The gateway is receiving too many request bodies at once. Retry shortly.', 1);
 
@@ -43,11 +45,23 @@ export class BodyReader {
     private readonly budget: BodyBudget,
   ) {}
 
-  read(): Promise<Buffer> {
+  async read(): Promise<Buffer> {
     const { req, limit } = this;
     const declared = Number(req.headers['content-length']);
-    if (declared > limit) return Promise.reject(tooLarge(limit));
-    if (declared > 0 && !this.reserve(declared)) return Promise.reject(busy());
+    if (declared > limit) throw tooLarge(limit);
+    if (declared > 0 && !this.reserve(declared)) throw busy();
+    // Called from the 'request' event, the parser has not yet given the request the rest of the
+    // packet that carried its head: one microtask on, it has, a small body's every byte with it.
+    if (req.readableLength < declared) await undefined;
+    // The whole declared body is in the request's buffer (bounded and reserved above): taken at once.
+    // Flowing mode would hand it over in a 'data' and then an 'end' event, each a tick later.
+    if (req.readableLength === declared && req.readableFlowing === null) return (req.read() as Buffer | null) ?? EMPTY;
+    return this.stream();
+  }
+
+  /** Chunk by chunk as they arrive, each counted against the bounds before it is kept. */
+  private stream(): Promise<Buffer> {
+    const { req, limit } = this;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;

@@ -22,9 +22,8 @@ class RawClient {
   readonly closed: Promise<void>;
   private waiters: Array<() => void> = [];
 
-  constructor() {
-    const { port } = new URL(gw.url);
-    this.sock = net.connect(Number(port), '127.0.0.1');
+  constructor(port = Number(new URL(gw.url).port)) {
+    this.sock = net.connect(port, '127.0.0.1');
     this.sock.setEncoding('utf8');
     this.sock.on('data', (c: string) => {
       this.text += c;
@@ -134,4 +133,30 @@ t.test('two Host headers: 400, closed', async (t) => {
   t.equal(a.status, 400);
   t.match(JSON.parse(a.body), { error: { code: 'duplicate_host' } });
   await c.closed;
+});
+
+t.test('a chunked body (no declared length) is held to the body limit as it comes, and served when within it', async (t) => {
+  const small = await startGateway({
+    configure(c) {
+      c.server.body_limit_bytes = 1024;
+    },
+  });
+  t.teardown(() => small.close());
+  const send = (body: string) => {
+    const { port } = new URL(small.url);
+    const c = new RawClient(Number(port));
+    // No declared length to refuse up front: the limit is checked on the bytes as they come.
+    c.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${small.apiKey}\r\n` +
+      `transfer-encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    return c;
+  };
+  const over = send(paddedBody(1025));
+  const refused = await over.answer();
+  t.equal(refused.status, 413, 'one byte over the limit');
+  t.match(JSON.parse(refused.body), { error: { code: 'request_too_large' } });
+  const within = send(paddedBody(1024));
+  t.equal((await within.answer()).status, 200, 'at the limit');
+  t.equal(small.sim.received.length, 1, 'only the body within the limit reached the upstream');
+  t.same(small.sim.received[0].body.messages, [{ role: 'user', content: 'hi' }], 'its body arrived whole');
+  within.sock.end();
 });
