@@ -50,8 +50,9 @@ export class BodyReader {
     const declared = Number(req.headers['content-length']);
     if (declared > limit) throw tooLarge(limit);
     if (declared > 0 && !this.reserve(declared)) throw busy();
-    // Called from the 'request' event, the parser has not yet given the request the rest of the
-    // packet that carried its head: one microtask on, it has, a small body's every byte with it.
+    // When the header hooks answered without waiting, this still runs inside the 'request' event,
+    // before the parser has given the request the rest of the packet that carried its head: one
+    // microtask on, it has (a small body's every byte with it).
     if (req.readableLength < declared) await undefined;
     // The whole declared body is in the request's buffer (bounded and reserved above): taken at once.
     // Flowing mode would hand it over in a 'data' and then an 'end' event, each a tick later.
