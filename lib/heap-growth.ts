@@ -2,14 +2,16 @@
 //
 // After each mark-compact V8 sets the next one's threshold at live × a factor + the young
 // generation, the factor picked from 1.1 to 4 by how fast the old generation was filling just then.
-// Under steady load it picks 1.1. But it picks 4 at start (module loading fills it fast), and about
-// 4 again in the first second of load after an idle spell: V8 shrinks the young generation when
-// idle, so its first scavenges promote every request in flight. That threshold then holds until it
-// is reached: with the gateway's ~25 MB live, the old generation filled to 75 MB of mostly dead
-// requests before the next mark-compact. In cycles of 4 s of load and 12 s idle (50 connections,
-// billing on) the peak RSS was 144 to 172 MB from the second cycle on (over 160 in five runs of
-// six); with the factor fixed here, 134 to 147, for 9 mark-compacts instead of 6 (54 ms of pauses
-// in all instead of 43).
+// Under steady load it picks 1.1. But it picks 4 at start (module loading fills it fast), and it
+// can pick nearly 4 again just after an idle spell: V8 shrinks the young generation when idle, so
+// its first scavenges promote every request in flight. Such a threshold holds until it is reached:
+// with the gateway's ~25 MB live, the old generation filled to 75 MB of mostly dead requests before
+// the next mark-compact. Four runs of cycles of 4 s of load (50 connections, billing on) and 12 to
+// 15 s idle: in one, V8 took 4 (at 0.9 s, then 3.9 after an idle spell) and the peak RSS reached
+// 172 MB; in the three others it took 1.1 after start, peaks 141 to 143 MB. With the factor
+// fixed here every threshold was 46 to 51 MB, peak 147 MB, for 9 mark-compacts (54 ms of pauses in
+// all) against 4 to 6. Bench runs: 140 to 144 MB in three of three, 145 to 182 (four over 174) in
+// six before.
 //
 // The threshold is max(live × factor, live + 8 MB) + the young generation: at the gateway's live
 // size the 8 MB step decides for any factor up to 1.3, so 1.2 bounds it as tightly as 1.1 does,
