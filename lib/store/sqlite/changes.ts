@@ -35,8 +35,8 @@ export class ChangeWatcher {
   check(): number {
     const v = this.readDataVersion.get() as number;
     if (v !== this.dataVersion) {
-      this.dataVersion = v;
       const n = this.readForeign();
+      this.dataVersion = v; // after the read: one that failed is tried again at the next check
       if (n !== this.counter) {
         this.counter = n;
         this.version++;

@@ -175,6 +175,40 @@ backends(t, 'a credit grant by another process is seen by the running store at i
   t.equal((await store.ledger.balance(a.accountId)).balance, 4.75 * USD);
 });
 
+t.test('SQLite: the writer thread\'s batches are taken in as they land, so the next sync() reads no journal', async (t) => {
+  // Counts the main connection's reads of the journal for foreign rows (the writer thread has a
+  // better-sqlite3 of its own, which this does not patch).
+  const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as { all(...a: unknown[]): unknown[] };
+  const all = statement.all;
+  let journalReads = 0;
+  statement.all = function (this: { source: string }, ...args: unknown[]) {
+    if (this.source.includes('FROM journal') && this.source.includes('id > ?')) journalReads++;
+    return all.apply(this, args);
+  };
+  t.teardown(() => {
+    statement.all = all;
+  });
+  const { store, dbPath } = tempStore(t);
+  const a = await seedAccount(store, 10 * USD);
+  await store.sync();
+  for (let round = 0; round < 3; round++) {
+    const r = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.01 * USD, monthlyLimitNano: null });
+    if (r.ok) await store.ledger.settle(r.hold.id, 0.005 * USD);
+    await store.flush();
+    const before = journalReads;
+    await store.sync();
+    t.equal(journalReads, before, `round ${round}: a request's sync() after our own batch reads no journal`);
+  }
+  // Another process's commit is still read at the next sync().
+  const cli = openStore(storeConfig(dbPath));
+  await cli.ledger.grant(a.accountId, 5 * USD, 'top up by the operator');
+  await cli.close();
+  const before = journalReads;
+  await store.sync();
+  t.equal(journalReads, before + 1, 'a foreign commit is read by the next sync()');
+  t.equal((await store.ledger.balance(a.accountId)).balance, 15 * USD - 0.015 * USD, 'and its credit counted');
+});
+
 backends(t, 'our own batches are counted once: no charge counts twice, caches stay valid', async (t, backend) => {
   const { store, dbPath } = await freshStore(t, backend);
   const a = await seedAccount(store, 10 * USD);
