@@ -185,8 +185,16 @@ export class StreamRelay {
             }
             sawEvent = true;
             if (!sawEnd && endsStream(up.format, ev)) sawEnd = true;
-            // Before the commit, `out` goes to `pending` after what is there: the order holds.
-            if (kind === 'output' && !committed) commit();
+            if (kind === 'output' && !committed) {
+              // The first output: the head, what came before it and this event leave now, not after
+              // the rest of the chunk (Node holds a response's writes until the next tick).
+              pending += out;
+              out = '';
+              commit();
+              write(run([ev], 0));
+              res.uncork();
+              continue;
+            }
             out += run([ev], 0);
           }
           write(out);

@@ -1096,6 +1096,34 @@ t.test('events of one upstream chunk leave together; an error event in the same 
   t.equal(s.transports.sent.length, 1, 'no failover after commit');
 });
 
+t.test('the first output leaves at once, not after the rest of its upstream chunk went through the hooks', async (t) => {
+  // One upstream chunk with the whole stream: what comes before the first output, the output, the rest.
+  const events = messagesStream('msg_p1');
+  const upToOutput = Buffer.byteLength(events.slice(0, 4).join(''));
+  let written: number | undefined;
+  const probe: Plugin = {
+    name: 'probe',
+    onStream(ctx) {
+      const socket = ctx.req.socket;
+      return {
+        onEvent(ev) {
+          // The event after the first output: what the client connection was handed by then (a
+          // fresh connection; corked writes do not count until they leave).
+          if (ev.event === 'content_block_stop') written = socket.bytesWritten - socket.writableLength;
+          return ev;
+        },
+      };
+    },
+  };
+  const s = await setup(t, { plugins: [probe] });
+  s.transports.on('p1', () => sseOf([events.join('')]));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'], stream: true });
+  await s.settled();
+  t.equal(r.status, 200);
+  t.same(parseSse(r.text), events.flatMap(parseSse), 'every event, in order');
+  t.ok(written !== undefined && written > upToOutput, `the head and the events up to the first output (${upToOutput} bytes) were written before the next event was handled (${written})`);
+});
+
 t.test('a stream commits after the commit timeout even without output', async (t) => {
   const s = await setup(t, { upstream: { commit_timeout_ms: 100 } });
   const body = new Body();
