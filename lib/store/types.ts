@@ -415,9 +415,9 @@ export interface Store {
    * Take in changes made by other processes (the command line, a dashboard): their credits, and
    * the change counter, which moves whenever keys, routing or accounts changed (here or
    * elsewhere), so a cache keyed on it is never stale by more than one call. Cheap when nothing
-   * changed.
+   * changed. A value when nothing had to be asked (SQLite always; PostgreSQL while listening).
    */
-  sync(): Promise<number>;
+  sync(): MaybePromise<number>;
   /**
    * Gateway processes sharing this store and alive (this one included, at least 1); limits kept
    * in memory per process give each 1/N of their allowance. Absent: the only one (SQLite).

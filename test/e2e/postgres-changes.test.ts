@@ -61,7 +61,7 @@ async function twoNodes(t: Test, creditUsd = 10): Promise<Nodes> {
       const called = performance.now();
       await change();
       // B's requests call sync() (which polls when B is not listening): so does this wait.
-      const afterReturn = await until('B heard the change', () => (void bStore.sync().catch(() => {}), bStore.changeVersion() !== before), 1000);
+      const afterReturn = await until('B heard the change', () => (void Promise.resolve(bStore.sync()).catch(() => {}), bStore.changeVersion() !== before), 1000);
       return { afterReturn, afterCall: performance.now() - called };
     },
   };

@@ -8,6 +8,7 @@
 // request, and a change made elsewhere is seen within `pollMs` (plus a round trip). Callers arriving
 // while a poll is in flight share it. This node's own changes count at once (bump).
 import type { Db } from './db.js';
+import type { MaybePromise } from '../../maybe-promise.js';
 
 /**
  * The serving gateway's spacing of polls while it is not listening: a change made on another node
@@ -32,9 +33,9 @@ export class ChangeCounter {
     return this.counter;
   }
 
-  check(): Promise<number> {
-    if (this.listener?.listening) return Promise.resolve(this.version);
-    if (performance.now() - this.polledAt < this.pollMs) return Promise.resolve(this.version);
+  check(): MaybePromise<number> {
+    if (this.listener?.listening) return this.version;
+    if (performance.now() - this.polledAt < this.pollMs) return this.version;
     this.polling ??= this.poll().finally(() => (this.polling = undefined));
     return this.polling;
   }

@@ -101,7 +101,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     passwordResets: new SqlitePasswordResets(db, months),
     payments: new SqlitePayments(db, ledger, months),
     location: db.name,
-    async sync() {
+    sync() {
       return changes.check();
     },
     changeVersion() {

@@ -198,7 +198,7 @@ t.test('nodes starting at once on an empty database apply each migration once', 
   t.equal(await db.value('SELECT COUNT(*) FROM nodes'), 5, 'each node registered');
   await db.exec(`INSERT INTO schema_migrations (name, applied_at) VALUES ('999_from_the_future.sql', 0)`);
   const old = openPostgresStore({ url, commitIntervalMs: 2, clock: Date.now, log: silentLogger });
-  await t.rejects(old.sync(), /migrations this gateway does not know \(999_from_the_future\.sql\)/, 'an older gateway refuses a newer database');
+  await t.rejects(async () => old.sync(), /migrations this gateway does not know \(999_from_the_future\.sql\)/, 'an older gateway refuses a newer database');
   await old.close().catch(() => {});
 });
 
@@ -338,7 +338,7 @@ t.test('the database going away: holds refused (503), reads fail as unavailable,
   await t.rejects(store.flush(), 'the batch fails');
   t.match(await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 1, monthlyLimitNano: null }),
     { ok: false, reason: 'store_backlogged' }, 'no hold without the database: refused, not thrown');
-  await t.rejects(store.sync(), { code: 'unavailable' }, 'sync says the database is unavailable');
+  await t.rejects(async () => store.sync(), { code: 'unavailable' }, 'sync says the database is unavailable');
   await t.rejects(store.keys.findByPrefix('sk-service-abcdefgh'), { code: 'unavailable' });
   t.ok(logged.some((l) => l.level === 'error' && l.msg.includes('cannot be reached')), 'logged');
 

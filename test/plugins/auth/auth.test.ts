@@ -140,6 +140,30 @@ t.test('one keep-alive connection: each request is judged by its own credentials
   is401(t, await call({ authorization: `Bearer ${a.secret}` }, conn), /revoked/, 'a key revoked by the command line');
 });
 
+t.test('SQLite: a connection repeating its credentials in a turn of its own is admitted without a promise', async (t) => {
+  const { store, config, a, call } = await setup(t);
+  const plugin = auth(pluginEnv(store, config));
+  const conn = {};
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  const headers = { authorization: `Bearer ${a.secret}` };
+  const first = requestContext({ headers, socket: conn });
+  await plugin.onHeaders!(first);
+  t.match(first.auth, { keyId: a.keyId }, 'the first request looks the key up');
+  for (let i = 0; i < 3; i++) {
+    await store.flush(); // our own batch landed meanwhile, as at low rates between requests
+    await nextTurn();
+    const ctx = requestContext({ headers, socket: conn });
+    t.equal(plugin.onHeaders!(ctx), undefined, `request ${i + 2}, a later turn: no promise, no microtask hop before the body is read`);
+    t.match(ctx.auth, { keyId: a.keyId });
+  }
+  // A change from the command line is still seen at the next request, which then looks it up.
+  const cli = openStore(config);
+  await cli.keys.revoke(a.keyId);
+  await cli.close();
+  await nextTurn();
+  is401(t, await call(headers, conn), /revoked/, 'a key revoked by the command line');
+});
+
 t.test('a key with its own rate limits brings them to ctx.auth', async (t) => {
   const { store, a, call } = await setup(t);
   const { secret } = await store.keys.create({ accountId: a.accountId, name: 'limited', rpm: 30, tpm: 40_000 });
