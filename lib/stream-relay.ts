@@ -187,12 +187,14 @@ export class StreamRelay {
             if (!sawEnd && endsStream(up.format, ev)) sawEnd = true;
             if (kind === 'output' && !committed) {
               // The first output: the head, what came before it and this event leave now, not after
-              // the rest of the chunk (Node holds a response's writes until the next tick).
+              // the rest of the chunk. A response's write corks its socket until the next tick: this
+              // uncorks it sooner. Not res.uncork(), which on Node 24 also counts down the response's
+              // own corks (res.cork() was never called), and then holds back every later write.
               pending += out;
               out = '';
               commit();
               write(run([ev], 0));
-              res.uncork();
+              res.socket?.uncork();
               continue;
             }
             out += run([ev], 0);

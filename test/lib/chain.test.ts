@@ -1097,7 +1097,7 @@ t.test('events of one upstream chunk leave together; an error event in the same 
 });
 
 t.test('the first output leaves at once, not after the rest of its upstream chunk went through the hooks', async (t) => {
-  // One upstream chunk with the whole stream: what comes before the first output, the output, the rest.
+  // One upstream chunk with what comes before the first output, the output and the event after it.
   const events = messagesStream('msg_p1');
   const upToOutput = Buffer.byteLength(events.slice(0, 4).join(''));
   let written: number | undefined;
@@ -1116,7 +1116,8 @@ t.test('the first output leaves at once, not after the rest of its upstream chun
     },
   };
   const s = await setup(t, { plugins: [probe] });
-  s.transports.on('p1', () => sseOf([events.join('')]));
+  // The rest of the stream in later chunks: they must follow the early flush.
+  s.transports.on('p1', () => sseOf([events.slice(0, 5).join(''), ...events.slice(5)]));
   const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'], stream: true });
   await s.settled();
   t.equal(r.status, 200);
