@@ -193,7 +193,8 @@ t.test('SQLite: the writer thread\'s batches are taken in as they land, so the n
   await store.sync();
   for (let round = 0; round < 3; round++) {
     const r = await store.ledger.reserve({ accountId: a.accountId, keyId: a.keyId, amount: 0.01 * USD, monthlyLimitNano: null });
-    if (r.ok) await store.ledger.settle(r.hold.id, 0.005 * USD);
+    if (!r.ok) throw new Error(`hold refused: ${r.reason}`); // without one there is no batch to take in
+    await store.ledger.settle(r.hold.id, 0.005 * USD);
     await store.flush();
     const before = journalReads;
     await store.sync();
