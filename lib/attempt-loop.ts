@@ -3,7 +3,7 @@
 // the client, and each attempt's line in ctx.attempts. A non-stream answer is read whole here; a
 // stream answer goes to the stream relay.
 import { performance } from 'node:perf_hooks';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { GatewayConfig } from './config-types.js';
 import type { Offer, RequestContext } from './context.js';
@@ -46,6 +46,19 @@ function failureReason(status: number): string {
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 /** Error bodies are read only to find their message. */
 const MAX_ERROR_BODY = 64 * 1024;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The whole body, when it came with the head (a small answer arrives in the packet that carries
+ * its head, and Node has parsed it all before the head's promise is taken up): out of the
+ * response's buffer at once, as BodyReader takes a request's, instead of through a 'data' and an
+ * 'end' event a tick apart, an idle timer and four listeners. Undefined otherwise (read as it comes).
+ */
+function bodyAtHand(body: Readable, limit: number): Buffer | undefined {
+  if ((body as IncomingMessage).complete !== true || body.readableFlowing !== null || body.readableLength > limit) return undefined;
+  return (body.read() as Buffer | null) ?? EMPTY;
+}
 
 export interface AttemptDeps {
   config: GatewayConfig;
@@ -174,6 +187,8 @@ export class AttemptLoop {
 
   /** Read a whole upstream body, failing on idle timeout, size or reset. */
   private readAll(ctx: RequestContext, call: UpstreamCall, body: Readable, limit = MAX_UPSTREAM_BODY): Promise<Buffer> {
+    const atHand = bodyAtHand(body, limit);
+    if (atHand) return Promise.resolve(atHand);
     const idleMs = this.deps.config.upstream.idle_timeout_ms;
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];

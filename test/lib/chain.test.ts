@@ -757,6 +757,44 @@ t.test('a chat upstream answering 200 with an error body fails over; the next of
   t.match(s.contexts[0].attempts, [{ listing: 'm@c1', outcome: 'failed', status: 200, reason: /error body: The server had an error/ }, { listing: 'm@p2', outcome: 'ok' }]);
 });
 
+/** An answer Node parsed whole with its head (http.IncomingMessage's `complete`); what subscribes to its events is recorded. */
+function wholeReply(status: number, text: string) {
+  const b = new Body();
+  b.send(text);
+  b.end();
+  const subscribed: string[] = [];
+  const on = b.stream.on;
+  b.stream.on = function (this: Readable, event: string | symbol, listener: (...args: any[]) => void) {
+    subscribed.push(String(event));
+    return on.call(this, event, listener);
+  } as typeof b.stream.on;
+  const reply: UpstreamResponse = { status, headers: { 'content-type': 'application/json' }, body: Object.assign(b.stream, { complete: true }) };
+  return { reply, subscribed };
+}
+
+t.test('an answer that came whole with its head is taken from its buffer at once, no event listened for', async (t) => {
+  const s = await setup(t);
+  const whole = wholeReply(200, JSON.stringify(messagesBody('msg_p1')));
+  s.transports.on('p1', () => whole.reply);
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1'] });
+  await s.settled();
+  t.equal(r.status, 200);
+  t.same(json(r), messagesBody('msg_p1'));
+  t.same(whole.subscribed, [], 'no data, end, error or close listener');
+});
+
+t.test('an error body that came whole but is over its bound is still cut off as it is read', async (t) => {
+  const s = await setup(t);
+  const whole = wholeReply(500, JSON.stringify({ error: { message: 'x'.repeat(100 * 1024) } }));
+  s.transports.on('p1', () => whole.reply);
+  s.transports.on('p2', () => jsonReply(200, messagesBody('msg_p2')));
+  const r = await call(s.url, MESSAGES_PATH, { offers: ['p1', 'p2'] });
+  await s.settled();
+  t.equal(json(r).id, 'msg_p2');
+  t.match(s.transports.sent[0].aborted, { reason: 'upstream body too large' });
+  t.ok(whole.subscribed.includes('data'), 'read as it comes');
+});
+
 t.test('upstream texts are scrubbed of the provider key and secret shapes before the client, history and the log see them', async (t) => {
   const s = await setup(t);
   const echo = 'you sent x-api-key: key-p1, Authorization: Bearer abcdef0123456789abcdef and sk-ant-api03-AAAABBBBCCCC; the key key-p1 is unknown';
