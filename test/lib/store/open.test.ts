@@ -1,6 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../lib/store/index.js';
@@ -86,6 +87,35 @@ t.test('the writer thread runs at a lower CPU priority; the event loop keeps its
   await store.flush(); // a batch went through the worker: its start-up has run
   t.equal(atWriterNice(), before + 1, 'one more thread at the writer priority');
   t.equal(niceIn('/proc/self/stat'), mainBefore, "the main thread's priority is unchanged");
+});
+
+/** The scheduling policy in a /proc stat file (field 41; SCHED_BATCH is 3). */
+function policyIn(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+}
+const SCHED_BATCH = 3;
+const hasChrt = (() => {
+  try {
+    execFileSync('chrt', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+t.test("the writer thread is a batch thread: its wake-up for a batch does not preempt the event loop", { skip: process.platform !== 'linux' ? 'per-thread policies are a Linux feature' : !hasChrt && 'no chrt here' }, async (t) => {
+  const batchThreads = () => readdirSync('/proc/self/task').filter((tid) => policyIn(`/proc/self/task/${tid}/stat`) === SCHED_BATCH).length;
+  const before = batchThreads();
+  const db = openDatabase(join(tempDir(t), 'gateway.db'));
+  const writer = new StoreWriter(db, 1000, (w) => t.fail(w));
+  t.teardown(async () => {
+    await writer.close();
+    db.close();
+  });
+  t.equal((await writer.settings()).policy, 'batch');
+  t.equal(batchThreads(), before + 1, 'one more thread with the batch policy');
+  t.not(policyIn('/proc/self/stat'), SCHED_BATCH, "the main thread's policy is unchanged");
 });
 
 t.test("the writer thread's page cache and young generation are bounded (each held 16 MB or more under load)", async (t) => {
