@@ -14,6 +14,7 @@ import type { Breakers } from './breaker.js';
 import type { Logger } from './log.js';
 import { credentialHeaders, errorMessageOf, isErrorBody, retryAfterMsOf, upstreamErrorMessage, upstreamPath } from './wire.js';
 import { sendJson } from './reply.js';
+import { takeBuffered } from './body.js';
 import { StreamRelay } from './stream-relay.js';
 import { clientMembers, payloadOf, upstreamPayload } from './upstream-payload.js';
 import { AttemptFailed, ClientGone, DeadlineExceeded, timedOut, type AttemptResult, type UpstreamText } from './attempt-errors.js';
@@ -47,8 +48,6 @@ const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 /** Error bodies are read only to find their message. */
 const MAX_ERROR_BODY = 64 * 1024;
 
-const EMPTY = Buffer.alloc(0);
-
 /**
  * The whole body, when it came with the head (a small answer arrives in the packet that carries
  * its head, and Node has parsed it all before the head's promise is taken up): out of the
@@ -57,7 +56,7 @@ const EMPTY = Buffer.alloc(0);
  */
 function bodyAtHand(body: Readable, limit: number): Buffer | undefined {
   if ((body as IncomingMessage).complete !== true || body.readableFlowing !== null || body.readableLength > limit) return undefined;
-  return (body.read() as Buffer | null) ?? EMPTY;
+  return takeBuffered(body);
 }
 
 export interface AttemptDeps {

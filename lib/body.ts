@@ -3,6 +3,8 @@
 // large uploads from taking the process's memory: a request over it is refused before its bytes
 // are kept, and the requests already admitted keep what they reserved.
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { EMPTY_BODY } from './context.js';
 import { GatewayError, unavailable } from './errors.js';
 
 /** Bytes reserved by the bodies being read or held by requests in flight. */
@@ -26,7 +28,11 @@ export class BodyBudget {
 const tooLarge = (limit: number) =>
   new GatewayError(413, 'request_too_large', 'request_too_large', `The request body is larger than the limit of ${limit} bytes.`);
 
-const EMPTY = Buffer.alloc(0);
+/**
+ * Everything in a paused stream's buffer, in one read (no 'data' and 'end' events a tick apart):
+ * for a body known to be all there. Empty when nothing is.
+ */
+export const takeBuffered = (stream: Readable): Buffer => (stream.read() as Buffer | null) ?? EMPTY_BODY;
 
 const busy = () =>
   unavailable('server_busy', 'The gateway is receiving too many request bodies at once. Retry shortly.', 1);
@@ -56,7 +62,7 @@ export class BodyReader {
     if (req.readableLength < declared) await undefined;
     // The whole declared body is in the request's buffer (bounded and reserved above): taken at once.
     // Flowing mode would hand it over in a 'data' and then an 'end' event, each a tick later.
-    if (req.readableLength === declared && req.readableFlowing === null) return (req.read() as Buffer | null) ?? EMPTY;
+    if (req.readableLength === declared && req.readableFlowing === null) return takeBuffered(req);
     return this.stream();
   }
 

@@ -71,11 +71,13 @@ t.test('background checkpoints: the serving connection never checkpoints itself;
   await store.close();
 });
 
-/** The nice value in a /proc stat file (field 19). */
-function niceIn(statFile: string): number {
+/** Field `n` (1-based, as proc(5) numbers them; from 3 on, after the command's parentheses) of a /proc stat file. */
+function statField(statFile: string, n: number): number {
   const stat = readFileSync(statFile, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[n - 3]);
 }
+/** The nice value (field 19). */
+const niceIn = (statFile: string) => statField(statFile, 19);
 const threadNices = () => readdirSync('/proc/self/task').map((tid) => niceIn(`/proc/self/task/${tid}/stat`));
 
 t.test('the writer thread runs at a lower CPU priority; the event loop keeps its own', { skip: process.platform !== 'linux' && 'per-thread priorities are a Linux feature' }, async (t) => {
@@ -89,11 +91,8 @@ t.test('the writer thread runs at a lower CPU priority; the event loop keeps its
   t.equal(niceIn('/proc/self/stat'), mainBefore, "the main thread's priority is unchanged");
 });
 
-/** The scheduling policy in a /proc stat file (field 41; SCHED_BATCH is 3). */
-function policyIn(statFile: string): number {
-  const stat = readFileSync(statFile, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
-}
+/** The scheduling policy (field 41; SCHED_BATCH is 3). */
+const policyIn = (statFile: string) => statField(statFile, 41);
 const SCHED_BATCH = 3;
 const hasChrt = (() => {
   try {
@@ -104,7 +103,7 @@ const hasChrt = (() => {
   }
 })();
 
-t.test("the writer thread is a batch thread: its wake-up for a batch does not preempt the event loop", { skip: process.platform !== 'linux' ? 'per-thread policies are a Linux feature' : !hasChrt && 'no chrt here' }, async (t) => {
+t.test("the writer thread is a batch thread (SCHED_BATCH: its wake-up never preempts); the event loop keeps its policy", { skip: process.platform !== 'linux' ? 'per-thread policies are a Linux feature' : !hasChrt && 'no chrt here' }, async (t) => {
   const batchThreads = () => readdirSync('/proc/self/task').filter((tid) => policyIn(`/proc/self/task/${tid}/stat`) === SCHED_BATCH).length;
   const before = batchThreads();
   const db = openDatabase(join(tempDir(t), 'gateway.db'));
