@@ -36,12 +36,17 @@ if (!existsSync(CHROMIUM)) {
 
 async function creditTests(): Promise<void> {
   let browser: Browser, gw: TestGateway, fake: FakeStripe;
-  /** The gateway's clock runs this far behind the real one while charges of earlier days are made. */
+  // The gateway's clock runs from noon (UTC) of the day the test starts, so that "a minute ago" and
+  // the seeded days never cross a midnight (they did once, when CI ran at 00:00 UTC).
+  const started = Date.now();
+  const noon = started - (started % DAY) + DAY / 2;
+  const now = () => noon + (Date.now() - started);
+  /** The gateway's clock runs this far behind `now` while charges of earlier days are made. */
   let offset = 0;
   t.before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     fake = await startFakeStripe();
-    gw = await startGateway({ creditUsd: 0, clock: () => Date.now() - offset, configure: (c) => {
+    gw = await startGateway({ creditUsd: 0, clock: () => now() - offset, configure: (c) => {
       c.stripe = stripeConfig(fake, { stablecoin: true });
       c.providers.find((p: { id: string }) => p.id === 'sim-chat').display_name = 'Simulated Chat Co.';
     } });
@@ -78,7 +83,7 @@ async function creditTests(): Promise<void> {
     await gw.store.flush();
     // An operator's adjustment, written as another process would (no command posts one yet).
     const db = await openSql(gw.dbPath);
-    await db.exec(`INSERT INTO journal (account_id, kind, amount, note, created_at) VALUES (${a.id}, 'adjustment', -2500000000, 'duplicate charge of Nov 2 reversed', ${Date.now() - 60_000});
+    await db.exec(`INSERT INTO journal (account_id, kind, amount, note, created_at) VALUES (${a.id}, 'adjustment', -2500000000, 'duplicate charge of Nov 2 reversed', ${now() - 60_000});
       UPDATE balances SET balance = balance - 2500000000 WHERE account_id = ${a.id};`);
     await db.close();
     await gw.store.sync();
@@ -142,7 +147,7 @@ async function creditTests(): Promise<void> {
       t.equal(new Set(rights).size, 1, 'amounts are padded to one width, so their decimal points align');
 
       const charges = page.locator('tr[data-ledger="charges"] a').first();
-      const today = new Date().toISOString().slice(0, 10);
+      const today = new Date(noon).toISOString().slice(0, 10);
       t.equal(await charges.getAttribute('href'), `/dashboard/requests?from=${today}&to=${today}`, 'a day\'s charges link to that day\'s requests');
       t.match(await page.locator('tr[data-ledger="grant"] time:visible').innerText(), /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/, 'dates: one format, saying UTC');
       t.match(await page.locator('tr[data-ledger="grant"] time:visible').getAttribute('title') ?? '', /^Your time: /, 'with the browser\'s local time offered');
