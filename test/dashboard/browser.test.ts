@@ -29,10 +29,14 @@ if (!existsSync(CHROMIUM)) {
 
 async function browserTests(): Promise<void> {
   let browser: Browser, fake: FakeStripe, gw: TestGateway;
+  // The gateway's clock runs from noon (UTC) of the day the test starts, so that no month turns
+  // between the request and the overview that shows its spend (CI runs around 00:00 UTC on the 1st).
+  const started = Date.now();
+  const noon = started - (started % DAY) + DAY / 2;
   t.before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     fake = await startFakeStripe();
-    gw = await startGateway({ creditUsd: 0, configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
+    gw = await startGateway({ creditUsd: 0, clock: () => noon + (Date.now() - started), configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
     browser = await launchChromium();
   });
   t.teardown(async () => {

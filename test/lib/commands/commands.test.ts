@@ -227,9 +227,10 @@ t.test('requests list shows the refusals a key\'s summary row counts', async (t)
   await run(['accounts', 'create', '--email', 'a@example.com']);
   const store = openStore(config);
   const { key } = await store.keys.create({ accountId: 1, name: 'k' });
+  const time = Date.now(); // one arrival time: a clock read per row could split them over two minutes
   for (let i = 0; i < REFUSALS_RECORDED_PER_MINUTE + 7; i++) {
     store.history.recordRefusal({
-      requestId: `req_${i}`, time: Date.now(), accountId: 1, keyId: key.id, route: 'chat', model: null, listing: null, attempts: [],
+      requestId: `req_${i}`, time, accountId: 1, keyId: key.id, route: 'chat', model: null, listing: null, attempts: [],
       status: 'error', httpStatus: 400, stream: false, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 },
       holdNano: 0, costNano: 0, latencyMs: 0.2, ttfbMs: null, error: 'Invalid JSON body',
     });

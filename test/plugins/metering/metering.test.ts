@@ -286,8 +286,11 @@ t.test('refusals (no upstream attempt, an error status) are bounded per key; tri
   const s = await setup(t);
   const N = REFUSALS_RECORDED_PER_MINUTE;
   const ids: string[] = [];
+  // All in one minute, and one not yet begun: arrival times read from the clock would split the
+  // refusals over two minutes when the loop runs as a minute turns (and a minute over is forgotten).
+  const receivedAt = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
   for (let i = 0; i < N + 30; i++) {
-    const ctx = s.contextFor([messagesOffer], { route: 'chat' });
+    const ctx = s.contextFor([messagesOffer], { route: 'chat', receivedAt });
     ctx.error = new GatewayError(400, 'invalid_request_error', 'invalid_json', 'Invalid JSON body');
     ctx.status = 400;
     await s.meter.onDone!(ctx, 'error');
