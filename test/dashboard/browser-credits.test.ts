@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { openSql } from '../helpers/sql.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noonClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { CHROMIUM, launchChromium } from './chromium.js';
 import { deliver, startFakeStripe, stripeConfig, type FakeStripe } from './fake-stripe.js';
 
@@ -36,11 +36,8 @@ if (!existsSync(CHROMIUM)) {
 
 async function creditTests(): Promise<void> {
   let browser: Browser, gw: TestGateway, fake: FakeStripe;
-  // The gateway's clock runs from noon (UTC) of the day the test starts, so that "a minute ago" and
-  // the seeded days never cross a midnight (they did once, when CI ran at 00:00 UTC).
-  const started = Date.now();
-  const noon = started - (started % DAY) + DAY / 2;
-  const now = () => noon + (Date.now() - started);
+  // "A minute ago" and the seeded days never cross a midnight (they did once, when CI ran at 00:00 UTC).
+  const { noon, now } = noonClock();
   /** The gateway's clock runs this far behind `now` while charges of earlier days are made. */
   let offset = 0;
   t.before(async () => {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { HistoryRow } from '../../lib/store/types.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noonClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { CHROMIUM, launchChromium } from './chromium.js';
 import { errorWith } from '../helpers/error-pattern.js';
 import { checkInvariants } from '../helpers/invariants.js';
@@ -29,14 +29,11 @@ if (!existsSync(CHROMIUM)) {
 
 async function browserTests(): Promise<void> {
   let browser: Browser, fake: FakeStripe, gw: TestGateway;
-  // The gateway's clock runs from noon (UTC) of the day the test starts, so that no month turns
-  // between the request and the overview that shows its spend (CI runs around 00:00 UTC on the 1st).
-  const started = Date.now();
-  const noon = started - (started % DAY) + DAY / 2;
   t.before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     fake = await startFakeStripe();
-    gw = await startGateway({ creditUsd: 0, clock: () => noon + (Date.now() - started), configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
+    // On a noon clock: no month turns between a request and the overview that shows its spend.
+    gw = await startGateway({ creditUsd: 0, clock: noonClock().now, configure: (c) => { c.stripe = stripeConfig(fake, { stablecoin: true }); } });
     browser = await launchChromium();
   });
   t.teardown(async () => {

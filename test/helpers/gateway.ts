@@ -69,6 +69,19 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * A clock (for `clock`) that runs from noon UTC of the day it is made, so that what a test seeds "a
+ * minute ago", on earlier days or this month never crosses a midnight or a month's turn (CI often
+ * runs at 00:00 UTC). `noon`: where it starts.
+ */
+export function noonClock(): { noon: number; now: () => number } {
+  const started = Date.now();
+  const noon = started - (started % DAY_MS) + DAY_MS / 2;
+  return { noon, now: () => noon + (Date.now() - started) };
+}
+
 /** A request log that goes nowhere: for gateways started in tests (stdout carries the test's own output). */
 export const DISCARD: LogStream = { write: () => true };
 
