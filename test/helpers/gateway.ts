@@ -11,6 +11,7 @@ import type { Simulator } from '../../lib/simulator/index.js';
 import type { Store } from '../../lib/store/types.js';
 import { openStore } from '../../lib/store/index.js';
 import { parseUsd } from '../../lib/store/money.js';
+import { DAY_MS } from '../../lib/dashboard/format.js';
 
 /** Two models, each served by a messages-format and a chat-format offer of the simulator. */
 export function testConfigObject(dbPath: string): Record<string, any> {
@@ -68,8 +69,6 @@ export interface TestGateway {
   apiKey: string;
   close(): Promise<void>;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * A clock (for `clock`) that runs from noon UTC of the day it is made, so that what a test seeds "a
